@@ -1,0 +1,36 @@
+# Two commands: `make run` (check the spec(s) in SPEC) and `make test` (all tests).
+# Both create .venv and install the project into it when needed; when it is
+# already set up they only compare two timestamps.
+PYTHON ?= python3
+VENV   ?= .venv
+# The main job's spec(s); several paths may be given, separated by spaces.
+SPEC   ?= specs/toy-twophase.toml specs/toy-diehard.toml
+# Extra options for `kmc check`, e.g. ARGS="--depth 10 --json".
+ARGS   ?=
+PYTEST_ARGS ?=
+
+BIN   := $(VENV)/bin
+STAMP := $(VENV)/.kmc-installed
+
+.PHONY: setup run test clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -e .
+	touch $(STAMP)
+
+# Exit code 1 (a property violated) is a result, not a failure of the run:
+# toy-diehard is meant to find its counterexample. 2 and 3 stop make.
+run: $(STAMP)
+	@for spec in $(SPEC); do \
+	    $(BIN)/kmc check $$spec $(ARGS); rc=$$?; \
+	    if [ $$rc -gt 1 ]; then exit $$rc; fi; \
+	done
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info

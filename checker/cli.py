@@ -1,0 +1,205 @@
+"""The `kmc` command line: thin click commands over checker.spec, checker.engine
+and checker.results.
+
+Exit codes: 0 nothing violated, 1 a property violated, 2 bad input (spec,
+option, constant), 3 a model evaluation error. Every error is one line on
+stderr, `kmc: error: ...`, without a stack trace.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from checker import registry
+from checker.engine import CheckOptions, CheckResult, check as run_check
+from checker.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
+from checker.render import trace_text
+from checker.results import new_run_id, summary, write_run
+from checker.spec import UNSET, load_spec, parse_sets
+from model.base import ModelConfigError
+
+EXIT_INTERRUPTED = 130
+
+
+def _err(message: str) -> None:
+    click.echo(f"kmc: error: {' '.join(str(message).split())}", err=True)
+
+
+class KmcGroup(click.Group):
+    """Turns every error into one line on stderr and its exit code."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args=args, prog_name=prog_name or "kmc", complete_var=complete_var,
+                              standalone_mode=False, **extra)
+        except click.exceptions.Exit as e:  # --help, --version
+            rv = e.exit_code
+        except click.ClickException as e:  # usage errors: bad option, missing argument
+            _err(e.format_message())
+            rv = EXIT_BAD_INPUT
+        except KmcError as e:
+            _err(e.one_line())
+            rv = e.exit_code
+        except ModelConfigError as e:
+            _err(f"constants rejected by the model: {e}")
+            rv = EXIT_BAD_INPUT
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            click.echo("kmc: interrupted", err=True)
+            rv = EXIT_INTERRUPTED
+        rv = rv if isinstance(rv, int) else EXIT_OK
+        if standalone_mode:
+            sys.exit(rv)
+        return rv
+
+
+class DepthType(click.ParamType):
+    """--depth N (an int >= 0) or --depth none (no bound)."""
+
+    name = "N|none"
+
+    def convert(self, value, param, ctx):
+        if value is None or value is UNSET or isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in ("none", "inf", "unbounded"):
+            return None
+        try:
+            n = int(text)
+        except ValueError:
+            self.fail(f"--depth expects a number of steps or 'none', not {value!r}", param, ctx)
+        if n < 0:
+            self.fail(f"--depth must be >= 0, not {n}", param, ctx)
+        return n
+
+
+@click.group(cls=KmcGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option("0.1.0", prog_name="kmc")
+def cli() -> None:
+    """kmc: an explicit-state, TLA+-style model checker for Kafka replication protocols."""
+
+
+def _progress_printer(info: dict) -> None:
+    click.echo(f"kmc: progress: level {info['level']}: {info['generated']:,} generated "
+               f"({info['generated_per_s']:,.0f}/s), {info['distinct']:,} distinct "
+               f"({info['distinct_per_s']:,.0f}/s), frontier {info['frontier']:,}, "
+               f"{info['elapsed_s']:.0f}s", err=True)
+
+
+def report_text(spec, result: CheckResult, run_dir: Path | None) -> str:
+    """The TLC-like human report."""
+    lines = []
+    for v in result.violations:
+        lines.append(trace_text(v.property, v.trace))
+    if result.outcome == "pass":
+        bound = "" if result.exhausted else f" (within {result.max_depth} steps)" \
+            if result.max_depth is not None else ""
+        lines.append(f"Model checking completed{bound}. No error has been found.")
+    lines.append("  Estimate of the probability that two distinct states had the same "
+                 f"fingerprint (TLC's optimistic): {result.collision_probability:.2g}")
+    lines.append(f"{result.generated:,} states generated, {result.distinct:,} distinct states found, "
+                 f"{result.states_left:,} states left on queue.")
+    lines.append(f"Depth: {result.depth} steps; distinct states per level: {result.per_level_distinct}")
+    width = max((len(n) for n in result.per_action_generated), default=0)
+    lines.append("Coverage (action: generated / distinct):")
+    for name, gen in result.per_action_generated.items():
+        lines.append(f"  {name:<{width}}  {gen:>12,} / {result.per_action_distinct.get(name, 0):,}")
+    for name, d in result.sometimes.items():
+        lines.append(f"Sometimes {name}: " + (f"witnessed after {d} steps" if d is not None
+                                              else "NEVER witnessed"))
+    lines.append(f"Finished in {result.wall_time:.2f}s: {result.generated_per_second:,.0f} generated/s, "
+                 f"{result.distinct_per_second:,.0f} distinct/s, peak memory {result.peak_memory_kb / 1024:,.0f} MiB.")
+    if run_dir is not None:
+        lines.append(f"Results: {run_dir}")
+    return "\n".join(lines)
+
+
+@cli.command("check")
+@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--depth", type=DepthType(), default=UNSET,
+              help="At most N steps from an initial state (overrides the spec); 'none' removes the bound.")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Override a constant; VALUE is a TOML value: 3, false, '\"A\"', '[\"A\", \"B\"]'.")
+@click.option("--continue", "keep_going", is_flag=True,
+              help="Do not stop at the first violation: report every violated property.")
+@click.option("--deadlock/--no-deadlock", "deadlock", default=None,
+              help="Report states without successors (default: the spec's check_deadlock, off).")
+@click.option("--engine", type=click.Choice(["local"]), default="local", show_default=True,
+              help="Which engine runs the search.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("results"), show_default=True, help="Results root directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
+              as_json: bool, quiet: bool) -> int:
+    """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
+    spec = load_spec(spec_path, parse_sets(sets), depth=depth)
+    model, properties = spec.build()
+    options = CheckOptions(
+        max_depth=spec.depth,
+        check_deadlock=spec.check_deadlock if deadlock is None else deadlock,
+        stop_on_violation=not keep_going,
+        fingerprint_bits=spec.fingerprint_bits,
+        view=spec.view,
+        progress=None if quiet else _progress_printer,
+    )
+    try:  # fail before a long run, not after it
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(out_dir, os.W_OK | os.X_OK):
+            raise PermissionError(f"not writable: {out_dir}")
+    except OSError as e:
+        raise SpecError(f"cannot write results under {out_dir}: {e}") from None
+    out = sys.stderr if as_json else sys.stdout
+    bound = "no depth bound" if spec.depth is None else f"depth <= {spec.depth}"
+    click.echo(f"kmc: checking {spec_path} (model {spec.model}/{spec.variant}, {bound}, "
+               f"{len(properties)} properties)", err=True)
+    result = run_check(model, properties, options)
+    config = spec.config()
+    config["check_deadlock"] = options.check_deadlock
+    config["stop_on_violation"] = options.stop_on_violation
+    run_id = new_run_id()
+    obj = summary(config, result, run_id=run_id, expect=spec.expect, engine=engine)
+    try:
+        run_dir = write_run(out_dir, spec.name, obj, result)
+    except OSError as e:
+        raise SpecError(f"cannot write results under {out_dir}: {e}") from None
+    obj["results_dir"] = str(run_dir)
+    click.echo(report_text(spec, result, run_dir), file=out)
+    if as_json:
+        click.echo(json.dumps(obj, sort_keys=False))
+    return EXIT_VIOLATION if result.violations else EXIT_OK
+
+
+@cli.command("list")
+def list_cmd() -> int:
+    """The models, their variants, constants and properties."""
+    for name, defn in registry.models().items():
+        click.echo(f"{name}: {defn.doc}")
+        for variant, constants in defn.variants.items():
+            click.echo(f"  variant {variant}")
+            click.echo("    constants:")
+            for c in constants:
+                click.echo(f"      {c.name} ({registry.type_name(c.type)}, default {c.default!r}): {c.doc}")
+            try:
+                model, props = registry.build(name, variant, {})
+            except (KmcError, ModelConfigError) as e:
+                click.echo(f"    properties: (cannot build with the defaults: {e})")
+                continue
+            click.echo("    properties:")
+            for p in props:
+                click.echo(f"      {p.name} [{p.kind}]" + (f": {p.doc}" if p.doc else ""))
+            views = getattr(model, "views", None) or {}
+            for vname, variables in views.items():
+                click.echo(f"    view {vname}: {', '.join(variables)}")
+    return EXIT_OK
+
+
+def main() -> None:
+    cli.main(prog_name="kmc")
+
+
+if __name__ == "__main__":
+    main()

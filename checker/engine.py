@@ -1,0 +1,566 @@
+"""The level-synchronous BFS engine (`local`), ARCHITECTURE.md "Engines".
+
+One level at a time: expand every frontier state, fingerprint each successor,
+keep the new ones (one set test-and-add), check the properties once per new
+state, record (fingerprint, parent fingerprint, action id) per level, and go
+on with the new states as the next frontier. BFS by levels makes the first
+counterexample of each property a shortest one; it is rebuilt by walking the
+parent fingerprints back to level 0 and replaying the recorded actions from an
+initial state (as TLC does with its trace file).
+
+`expand_chunk(ctx, chunk, seen)` is the per-level work: a function of the
+model, the properties and the chunk only (pass a fresh `seen` set and it is
+pure), so the Spark engine can run it on executors and dedup globally there.
+"""
+from __future__ import annotations
+
+import resource
+import sys
+import time
+from array import array
+from collections import Counter
+from itertools import compress, count
+from operator import is_not
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from checker.encoding import (decode, encode, encode_state, fingerprint_function, parts_to_bytes,
+                              view_selector)
+from checker.errors import EngineEvaluationError, SpecError
+from model.base import ALWAYS, SOMETIMES, Action, EvaluationError, Model, Property
+
+DEADLOCK = "Deadlock"          # the name a deadlock is reported under (TLC's wording)
+NO_ACTION = 0xFFFFFFFF         # action id of an initial state (no parent)
+CHUNK_STATES = 2048            # frontier states per expand_chunk call (progress, early stop)
+
+
+@dataclass
+class CheckOptions:
+    """How to check. max_depth: at most this many steps from an initial state
+    (None: no bound). view: a name of model.views or variable names (None: all
+    variables make up the fingerprint). progress: called with a dict of
+    counters at most every progress_interval seconds (never on a run shorter
+    than that)."""
+
+    max_depth: int | None = None
+    check_deadlock: bool = False
+    stop_on_violation: bool = True
+    fingerprint_bits: int = 64
+    view: str | Sequence[str] | None = None
+    progress: Callable[[dict], None] | None = None
+    progress_interval: float = 10.0
+
+
+@dataclass
+class Violation:
+    """A violated property (or DEADLOCK) and its shortest counterexample.
+
+    trace[0] is (None, initial state); trace[i] is (action, state after it).
+    """
+
+    property: str
+    depth: int
+    trace: list = field(default_factory=list)
+
+
+@dataclass
+class CheckResult:
+    outcome: str                                   # 'pass' | 'violation'
+    distinct: int
+    generated: int
+    per_level_distinct: list[int]
+    per_action_generated: dict[str, int]
+    per_action_distinct: dict[str, int]
+    depth: int                                     # most steps of any state found
+    violations: list[Violation]
+    sometimes: dict[str, int | None]               # name -> depth first witnessed
+    properties: list[str] = field(default_factory=list)   # the always properties checked
+    states_left: int = 0                           # frontier not expanded (bound or stop)
+    exhausted: bool = False                        # every reachable state was explored
+    max_depth: int | None = None
+    check_deadlock: bool = False
+    fingerprint_bits: int = 64
+    view: list[str] | None = None                  # None: every variable
+    wall_time: float = 0.0
+    peak_memory_kb: int = 0
+    collision_probability: float = 0.0
+
+    @property
+    def violated(self) -> list[str]:
+        return [v.property for v in self.violations]
+
+    @property
+    def generated_per_second(self) -> float:
+        return self.generated / self.wall_time if self.wall_time > 0 else 0.0
+
+    @property
+    def distinct_per_second(self) -> float:
+        return self.distinct / self.wall_time if self.wall_time > 0 else 0.0
+
+    def statistics(self) -> dict[str, Any]:
+        """Every figure as plain JSON values (summary.json, --json)."""
+        return {
+            "outcome": self.outcome,
+            "distinct": self.distinct,
+            "generated": self.generated,
+            "per_level_distinct": list(self.per_level_distinct),
+            "depth": self.depth,
+            "states_left": self.states_left,
+            "exhausted": self.exhausted,
+            "per_action_generated": dict(self.per_action_generated),
+            "per_action_distinct": dict(self.per_action_distinct),
+            "wall_time_s": round(self.wall_time, 3),
+            "generated_per_s": round(self.generated_per_second, 1),
+            "distinct_per_s": round(self.distinct_per_second, 1),
+            "peak_memory_kb": self.peak_memory_kb,
+            "fingerprint_bits": self.fingerprint_bits,
+            "collision_probability": self.collision_probability,
+        }
+
+
+def collision_probability(distinct: int, generated: int, bits: int = 64) -> float:
+    """TLC's optimistic estimate that two distinct states shared a fingerprint:
+    distinct * (generated - distinct) / 2^bits, as in tlaplus/tlaplus
+    tlc2/tool/AbstractChecker.calculateOptimisticProbability (TLC prints it as
+    "calculated (optimistic)")."""
+    return distinct * ((generated - distinct) / float(2 ** bits))
+
+
+def peak_memory_kb() -> int:
+    """Peak resident set size of this process (ru_maxrss: KiB on Linux, bytes on macOS)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss // 1024 if sys.platform == "darwin" else rss
+
+
+def resolve_view(model: Model, view: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """A view name of model.views or a list of variable names -> variable names
+    in state order; None when the view is every variable."""
+    if view is None:
+        return None
+    variables = tuple(model.variables)
+    if isinstance(view, str):
+        views = getattr(model, "views", None) or {}
+        if view not in views:
+            raise SpecError(f"unknown view {view!r} of model {model.name!r} "
+                            f"(known views: {', '.join(views) or 'none'})")
+        view = views[view]
+    unknown = [v for v in view if v not in variables]
+    if unknown:
+        raise SpecError(f"unknown view variable(s) {', '.join(map(repr, unknown))} of model "
+                        f"{model.name!r} (variables: {', '.join(variables)})")
+    names = tuple(v for v in variables if v in set(view))
+    return None if names == variables else names
+
+
+# ---- the per-chunk work ----------------------------------------------------
+
+@dataclass
+class ExpandContext:
+    """Everything expand_chunk needs besides the chunk."""
+
+    model: Model
+    always: list[Property]
+    sometimes: list[Property]
+    fingerprint: Callable[[bytes], int]
+    select: Callable[[Sequence[bytes]], bytes]
+    check_deadlock: bool = False
+    stop_on_violation: bool = True
+
+    @classmethod
+    def create(cls, model: Model, properties: Iterable[Property], fingerprint_bits: int = 64,
+               view: Sequence[str] | None = None, check_deadlock: bool = False,
+               stop_on_violation: bool = True) -> "ExpandContext":
+        props = list(properties)
+        return cls(model=model,
+                   always=[p for p in props if p.kind == ALWAYS],
+                   sometimes=[p for p in props if p.kind == SOMETIMES],
+                   fingerprint=fingerprint_function(fingerprint_bits),
+                   select=view_selector(tuple(model.variables), view),
+                   check_deadlock=check_deadlock,
+                   stop_on_violation=stop_on_violation)
+
+    def entry(self, state) -> tuple:
+        """A frontier entry (state, per-variable encodings, fingerprint)."""
+        parts = list(encode_state(state))  # a list: successors copy and patch it
+        return (state, parts, self.fingerprint(self.select(parts)))
+
+    def entry_bytes(self, entry: tuple) -> bytes:
+        """A frontier entry's state as one canonical msgpack value (to ship it)."""
+        return parts_to_bytes(entry[1])
+
+    def entry_from_bytes(self, data: bytes) -> tuple:
+        """The frontier entry of a state shipped as entry_bytes (in any process)."""
+        return self.entry(self.model.from_plain(decode(data)))
+
+
+@dataclass
+class ChunkResult:
+    """What expanding a chunk found.
+
+    new: (state, parts, fp, parent_fp, action) per successor new to `seen`, in
+    order. violations: (property name, index into new). witnesses: (property
+    name, index into new), first per property. deadlocks: chunk indices of
+    states without successors. action_names: the name of every successor
+    generated (Counter them). stopped: a violation ended the chunk early
+    (stop_on_violation)."""
+
+    new: list
+    violations: list
+    witnesses: list
+    deadlocks: list
+    action_names: list
+    stopped: bool = False
+
+
+def _summary(state, limit: int = 300) -> str:
+    text = repr(state)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> ChunkResult:
+    """Expand frontier entries (state, parts, fp): every successor is generated
+    and fingerprinted; those new to `seen` (which is updated) are checked
+    against the properties and returned. Raises EngineEvaluationError when the
+    model or a property raises EvaluationError."""
+    # The hot path: per successor one identity compare per variable, encode the
+    # changed variables, join + xxh3, one set test-and-add.
+    successors = ctx.model.successors
+    fingerprint = ctx.fingerprint
+    select = ctx.select
+    enc = encode
+    seen_add = seen.add
+    always = [(p.name, p.predicate) for p in ctx.always]
+    pending = [(p.name, p.predicate) for p in ctx.sometimes]
+    check_deadlock = ctx.check_deadlock
+    stop = ctx.stop_on_violation
+
+    new: list = []
+    new_append = new.append
+    names: list = []
+    names_append = names.append
+    violations: list = []
+    witnesses: list = []
+    deadlocks: list = []
+    action = succ = None
+    for ci, (parent, pparts, pfp) in enumerate(chunk):
+        before = len(names)
+        try:
+            for action, succ in successors(parent):
+                names_append(action[0])
+                # the parent's bytes for every variable whose object is shared;
+                # the indices of the others are found in C (map + compress)
+                parts = pparts.copy()
+                for i in compress(count(), map(is_not, parent, succ)):
+                    parts[i] = enc(succ[i])
+                fp = fingerprint(select(parts))
+                if fp in seen:
+                    continue
+                seen_add(fp)
+                index = len(new)
+                new_append((succ, parts, fp, pfp, action))
+                bad = False
+                for name, pred in always:
+                    if not pred(succ):
+                        violations.append((name, index))
+                        bad = True
+                if pending:
+                    for item in [x for x in pending if x[1](succ)]:
+                        witnesses.append((item[0], index))
+                        pending.remove(item)
+                if bad and stop:
+                    return ChunkResult(new, violations, witnesses, deadlocks, names, True)
+        except EvaluationError as e:
+            failed_action = e.action if e.action is not None else (action if len(names) > before else None)
+            failed_state = e.state if e.state is not None else parent
+            where = f"in action {failed_action}" if failed_action is not None else "while enumerating successors"
+            raise EngineEvaluationError(f"evaluation error {where}: {e}; state: {_summary(failed_state)}",
+                                        action=failed_action, state=failed_state) from e
+        if check_deadlock and len(names) == before:
+            deadlocks.append(ci)
+            if stop:
+                return ChunkResult(new, violations, witnesses, deadlocks, names, True)
+    return ChunkResult(new, violations, witnesses, deadlocks, names, False)
+
+
+# ---- per-level parent pointers --------------------------------------------
+
+class LevelLog:
+    """One BFS level's (fingerprint, parent fingerprint, action id), as compact
+    arrays of unsigned 64-bit ints (two each for 128-bit fingerprints)."""
+
+    __slots__ = ("bits", "fps", "parents", "actions", "fps_hi", "parents_hi")
+    _MASK = (1 << 64) - 1
+
+    def __init__(self, bits: int = 64):
+        self.bits = bits
+        self.fps = array("Q")
+        self.parents = array("Q")
+        self.actions = array("I")
+        if bits == 128:
+            self.fps_hi = array("Q")
+            self.parents_hi = array("Q")
+
+    def __len__(self) -> int:
+        return len(self.fps)
+
+    def add(self, fps: Sequence[int], parents: Sequence[int], actions: Sequence[int]) -> None:
+        if self.bits == 64:
+            self.fps.extend(fps)
+            self.parents.extend(parents)
+        else:
+            m = self._MASK
+            self.fps.extend(f & m for f in fps)
+            self.fps_hi.extend(f >> 64 for f in fps)
+            self.parents.extend(f & m for f in parents)
+            self.parents_hi.extend(f >> 64 for f in parents)
+        self.actions.extend(actions)
+
+    def find(self, fp: int) -> int:
+        """Index of fingerprint fp in this level (ValueError if absent)."""
+        if self.bits == 64:
+            return self.fps.index(fp)
+        lo, hi = fp & self._MASK, fp >> 64
+        start = 0
+        while True:
+            i = self.fps.index(lo, start)
+            if self.fps_hi[i] == hi:
+                return i
+            start = i + 1
+
+    def parent(self, i: int) -> int:
+        if self.bits == 64:
+            return self.parents[i]
+        return self.parents[i] | (self.parents_hi[i] << 64)
+
+
+# ---- the search --------------------------------------------------------------
+
+class Search:
+    """One run of the local engine; check() is the public entry point."""
+
+    def __init__(self, model: Model, properties: Iterable[Property], options: CheckOptions):
+        self.model = model
+        self.properties = list(properties)
+        self.options = options
+        if options.fingerprint_bits not in (64, 128):
+            raise SpecError(f"fingerprint bits must be 64 or 128, not {options.fingerprint_bits}")
+        if options.max_depth is not None and options.max_depth < 0:
+            raise SpecError(f"depth must be >= 0, not {options.max_depth}")
+        self.view = resolve_view(model, options.view)
+        self.ctx = ExpandContext.create(model, self.properties, options.fingerprint_bits, self.view,
+                                        options.check_deadlock, options.stop_on_violation)
+        self.seen: set[int] = set()
+        self.levels: list[LevelLog] = []
+        self.actions: list[Action] = []           # action id -> Action
+        self.action_ids: dict[Action, int] = {}
+        self.generated = 0
+        self.per_action_generated: Counter = Counter()
+        self.per_action_distinct: Counter = Counter()
+        self.per_level_distinct: list[int] = []
+        self.first_violation: dict[str, tuple[int, int]] = {}   # name -> (level, fp)
+        self.sometimes: dict[str, int | None] = {p.name: None for p in self.ctx.sometimes}
+        self.stopped = False
+        self.states_left = 0
+        self.start = time.perf_counter()
+        self.last_progress = self.start
+
+    # -- bookkeeping --
+
+    def _action_id(self, action: Action) -> int:
+        aid = self.action_ids.get(action)
+        if aid is None:
+            aid = self.action_ids[action] = len(self.actions)
+            self.actions.append(action)
+        return aid
+
+    def _violation(self, name: str, level: int, fp: int) -> None:
+        if name not in self.first_violation:
+            self.first_violation[name] = (level, fp)
+        if self.options.stop_on_violation:
+            self.stopped = True
+
+    def _maybe_progress(self, level: int, frontier: int) -> None:
+        cb = self.options.progress
+        if cb is None:
+            return
+        now = time.perf_counter()
+        if now - self.last_progress < self.options.progress_interval:
+            return
+        self.last_progress = now
+        elapsed = now - self.start
+        cb({"level": level, "generated": self.generated, "distinct": len(self.seen),
+            "frontier": frontier, "elapsed_s": elapsed,
+            "generated_per_s": self.generated / elapsed if elapsed else 0.0,
+            "distinct_per_s": len(self.seen) / elapsed if elapsed else 0.0})
+
+    def _absorb(self, level: int, log: LevelLog, res: ChunkResult, chunk: Sequence[tuple],
+                next_frontier: list) -> None:
+        """Record a chunk's results at `level` (the new states' level)."""
+        self.generated += len(res.action_names)
+        self.per_action_generated.update(res.action_names)
+        new = res.new
+        aid = self._action_id
+        log.add([e[2] for e in new], [e[3] for e in new], [aid(e[4]) for e in new])
+        self.per_action_distinct.update(e[4][0] for e in new)
+        self.per_level_distinct[level] += len(new)
+        next_frontier.extend((e[0], e[1], e[2]) for e in new)
+        for name, index in res.witnesses:
+            if self.sometimes.get(name, 0) is None:
+                self.sometimes[name] = level
+        self.ctx.sometimes = [p for p in self.ctx.sometimes if self.sometimes[p.name] is None]
+        for name, index in res.violations:
+            self._violation(name, level, new[index][2])
+        for ci in res.deadlocks:
+            self._violation(DEADLOCK, level - 1, chunk[ci][2])
+
+    # -- the levels --
+
+    def _initial(self) -> list:
+        model, ctx = self.model, self.ctx
+        log = LevelLog(self.options.fingerprint_bits)
+        self.levels.append(log)
+        self.per_level_distinct.append(0)
+        frontier: list = []
+        new = []
+        state = None
+        try:
+            for state in model.init_states():
+                self.generated += 1
+                entry = ctx.entry(state)
+                n = len(self.seen)
+                self.seen.add(entry[2])
+                if len(self.seen) == n:
+                    continue
+                new.append(entry)
+                for p in ctx.always:
+                    if not p.predicate(state):
+                        self._violation(p.name, 0, entry[2])
+                for p in ctx.sometimes:
+                    if self.sometimes[p.name] is None and p.predicate(state):
+                        self.sometimes[p.name] = 0
+        except EvaluationError as e:
+            failed = e.state if e.state is not None else state
+            raise EngineEvaluationError(f"evaluation error in the initial states: {e}; "
+                                        f"state: {_summary(failed)}", state=failed) from e
+        log.add([e[2] for e in new], [0] * len(new), [NO_ACTION] * len(new))
+        self.per_level_distinct[0] = len(new)
+        self.ctx.sometimes = [p for p in ctx.sometimes if self.sometimes[p.name] is None]
+        frontier.extend(new)
+        return frontier
+
+    def _deadlocks_at_bound(self, level: int, frontier: list) -> None:
+        """With a depth bound the last level is not expanded; a deadlock there
+        still shows as a state without any successor."""
+        successors = self.model.successors
+        for state, _, fp in frontier:
+            try:
+                has_successor = next(iter(successors(state)), None) is not None
+            except EvaluationError as e:
+                raise EngineEvaluationError(f"evaluation error: {e}; state: {_summary(state)}",
+                                            action=e.action, state=state) from e
+            if not has_successor:
+                self._violation(DEADLOCK, level, fp)
+                if self.stopped:
+                    return
+
+    def run(self) -> CheckResult:
+        max_depth = self.options.max_depth
+        frontier = self._initial()
+        level = 0
+        while frontier and not self.stopped:
+            if max_depth is not None and level >= max_depth:
+                if self.options.check_deadlock:
+                    self._deadlocks_at_bound(level, frontier)
+                break
+            log = LevelLog(self.options.fingerprint_bits)
+            self.levels.append(log)
+            self.per_level_distinct.append(0)
+            next_frontier: list = []
+            for start in range(0, len(frontier), CHUNK_STATES):
+                chunk = frontier[start:start + CHUNK_STATES]
+                res = expand_chunk(self.ctx, chunk, self.seen)
+                self._absorb(level + 1, log, res, chunk, next_frontier)
+                if self.stopped:
+                    break
+                self._maybe_progress(level, len(frontier) - start - len(chunk) + len(next_frontier))
+            frontier = next_frontier
+            level += 1
+        if not self.per_level_distinct[-1] and len(self.per_level_distinct) > 1:
+            # the last level expanded found nothing new: it is not a level
+            self.per_level_distinct.pop()
+            self.levels.pop()
+        self.states_left = len(frontier) if (self.stopped or frontier) else 0
+        return self._result(exhausted=not frontier and not self.stopped)
+
+    # -- counterexamples --
+
+    def trace(self, level: int, fp: int) -> list:
+        """The shortest path to the state with fingerprint fp at `level`, by
+        walking the parent fingerprints back to level 0 and replaying the
+        recorded actions forward (matching action and fingerprint)."""
+        path = []  # (fp, action id), from the state back to level 0
+        for lv in range(level, -1, -1):
+            log = self.levels[lv]
+            i = log.find(fp)
+            path.append((fp, log.actions[i]))
+            fp = log.parent(i)
+        path.reverse()
+        ctx = self.ctx
+        init_fp = path[0][0]
+        state = next((s for s in self.model.init_states() if ctx.entry(s)[2] == init_fp), None)
+        if state is None:
+            raise EngineEvaluationError("trace replay failed: no initial state has the recorded "
+                                        "fingerprint (is the model deterministic?)")
+        trace: list = [(None, state)]
+        for step, (fp, aid) in enumerate(path[1:], 1):
+            wanted = self.actions[aid]
+            nxt = next((s for a, s in self.model.successors(state)
+                        if a == wanted and ctx.entry(s)[2] == fp), None)
+            if nxt is None:
+                raise EngineEvaluationError(f"trace replay failed at step {step}: no {wanted} "
+                                            f"successor has the recorded fingerprint "
+                                            f"(is the model deterministic?)", action=wanted, state=state)
+            trace.append((wanted, nxt))
+            state = nxt
+        return trace
+
+    def _result(self, exhausted: bool) -> CheckResult:
+        violations = [Violation(name, lv, self.trace(lv, fp))
+                      for name, (lv, fp) in self.first_violation.items()]
+        violations.sort(key=lambda v: v.depth)
+        names = list(self.model.action_names)
+        extra = [n for n in self.per_action_generated if n not in names]
+        per_gen = {n: self.per_action_generated.get(n, 0) for n in names + extra}
+        per_dist = {n: self.per_action_distinct.get(n, 0) for n in names + extra}
+        wall = time.perf_counter() - self.start
+        distinct = len(self.seen)
+        bits = self.options.fingerprint_bits
+        return CheckResult(
+            outcome="violation" if violations else "pass",
+            distinct=distinct,
+            generated=self.generated,
+            per_level_distinct=list(self.per_level_distinct),
+            per_action_generated=per_gen,
+            per_action_distinct=per_dist,
+            depth=len(self.per_level_distinct) - 1,
+            violations=violations,
+            sometimes=dict(self.sometimes),
+            properties=[p.name for p in self.ctx.always],
+            states_left=self.states_left,
+            exhausted=exhausted,
+            max_depth=self.options.max_depth,
+            check_deadlock=self.options.check_deadlock,
+            fingerprint_bits=bits,
+            view=list(self.view) if self.view is not None else None,
+            wall_time=wall,
+            peak_memory_kb=peak_memory_kb(),
+            collision_probability=collision_probability(distinct, self.generated, bits),
+        )
+
+
+def check(model: Model, properties: Iterable[Property], options: CheckOptions | None = None) -> CheckResult:
+    """Check `properties` on every state of `model` reachable within the bound.
+
+    Raises EngineEvaluationError (exit 3) when the model raises EvaluationError,
+    SpecError (exit 2) for a bad option (view, depth, fingerprint bits)."""
+    return Search(model, properties, options or CheckOptions()).run()

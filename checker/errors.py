@@ -1,0 +1,38 @@
+"""Errors the CLI turns into one line `kmc: error: ...` and an exit code.
+
+Exit codes (ARCHITECTURE.md, CLI): 0 nothing violated, 1 a property violated,
+2 bad input, 3 a model evaluation error.
+"""
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_BAD_INPUT = 2
+EXIT_EVALUATION = 3
+
+
+class KmcError(Exception):
+    """Base of the errors kmc reports as one line and an exit code."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def one_line(self) -> str:
+        return " ".join(str(self).split())
+
+
+class SpecError(KmcError):
+    """Bad input: spec file, option, model, variant, constant or property (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class EngineEvaluationError(KmcError):
+    """A model raised EvaluationError; carries the action and state (exit 3)."""
+
+    exit_code = EXIT_EVALUATION
+
+    def __init__(self, message: str, action=None, state=None, level: int | None = None):
+        super().__init__(message)
+        self.action = action
+        self.state = state
+        self.level = level

@@ -1,0 +1,107 @@
+"""Readable and JSON forms of states and traces.
+
+Text: NamedTuples as Name(field=value, ...), tuples as <<a, b>>, frozensets
+as {a, b} (elements in a fixed order), IntEnums by name, None as Nil, booleans
+as TRUE / FALSE, strings in double quotes.
+JSON: NamedTuples as objects, tuples and frozensets as arrays (frozensets in
+canonical order), IntEnums by name, None as null.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any, Sequence
+
+from checker.encoding import encode
+
+
+def _is_namedtuple(v: Any) -> bool:
+    return isinstance(v, tuple) and hasattr(v, "_fields")
+
+
+def _set_order(s) -> list:
+    return sorted(s, key=encode)
+
+
+def render_value(v: Any) -> str:
+    if v is None:
+        return "Nil"
+    if v is True:
+        return "TRUE"
+    if v is False:
+        return "FALSE"
+    if isinstance(v, IntEnum):
+        return v.name
+    if isinstance(v, str):
+        return '"' + v.replace('"', '\\"') + '"'
+    if _is_namedtuple(v):
+        return f"{type(v).__name__}(" + ", ".join(
+            f"{f}={render_value(x)}" for f, x in zip(v._fields, v)) + ")"
+    if isinstance(v, tuple):
+        return "<<" + ", ".join(map(render_value, v)) + ">>"
+    if isinstance(v, (frozenset, set)):
+        return "{" + ", ".join(render_value(x) for x in _set_order(v)) + "}"
+    return str(v)
+
+
+def to_json(v: Any) -> Any:
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, IntEnum):
+        return v.name
+    if isinstance(v, (int, float, str)):
+        return v
+    if _is_namedtuple(v):
+        return {f: to_json(x) for f, x in zip(v._fields, v)}
+    if isinstance(v, tuple):
+        return [to_json(x) for x in v]
+    if isinstance(v, (frozenset, set)):
+        return [to_json(x) for x in _set_order(v)]
+    return repr(v)
+
+
+def _variables(state) -> Sequence[str]:
+    return getattr(state, "_fields", None) or [f"v{i}" for i in range(len(state))]
+
+
+def action_json(action) -> dict | None:
+    if action is None:
+        return None
+    return {"name": action.name, "params": [to_json(p) for p in action.params], "label": str(action)}
+
+
+def trace_json(property_name: str, trace: list) -> dict:
+    steps = []
+    prev = None
+    for i, (action, state) in enumerate(trace):
+        names = _variables(state)
+        changed = [n for j, n in enumerate(names) if prev is None or prev[j] != state[j]]
+        steps.append({"step": i, "action": action_json(action), "changed": changed,
+                      "state": {n: to_json(x) for n, x in zip(names, state)}})
+        prev = state
+    return {"property": property_name, "depth": len(trace) - 1, "steps": steps}
+
+
+def trace_text(property_name: str, trace: list, header: str = "") -> str:
+    """Step 0 shows every variable; each later step its action and only the
+    variables it changed."""
+    if not header:
+        steps = len(trace) - 1
+        header = (f"Deadlock reached after {steps} steps." if property_name == "Deadlock"
+                  else f"Invariant {property_name} is violated after {steps} steps.")
+    lines = [header, ""]
+    prev = None
+    for i, (action, state) in enumerate(trace):
+        names = _variables(state)
+        if prev is None:
+            lines.append(f"State 0: <initial state>")
+            shown = range(len(names))
+        else:
+            lines.append(f"Step {i}: {action}")
+            shown = [j for j in range(len(names)) if prev[j] != state[j]]
+            if not shown:
+                lines.append("  (no variable changed)")
+        for j in shown:
+            lines.append(f"  {names[j]} = {render_value(state[j])}")
+        lines.append("")
+        prev = state
+    return "\n".join(lines)

@@ -1,0 +1,206 @@
+"""Spec files: TOML naming a model + variant, its constants, the properties to
+check, bounds and the expected result. load_spec validates everything (the
+model is built once to check the constant combination and the property names)
+and raises SpecError / ModelConfigError (both exit 2) with one clear line.
+
+    model = "twophase"          # required
+    variant = "standard"        # default: the model's first variant
+    description = "..."         # optional
+    invariants = ["TCConsistent"]  # default: every property of the model
+    depth = 10                  # at most 10 steps; absent: no bound
+    check_deadlock = false      # default false
+    fingerprint = "xxh3_64"     # or "xxh3_128"
+    view = "no_msgs"            # a name of model.views, or a list of variables
+    [constants]                 # unset constants take the ModelDef's defaults
+    RM = ["r1", "r2", "r3"]
+    [expect]                    # stored for regression runs
+    outcome = "pass"            # "pass" | "violation"
+    violated = "TCConsistent"   # a name (or list of names)
+    depth = 7                   # steps of the shortest counterexample
+    distinct = 288
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker import registry
+from checker.errors import SpecError
+from model.base import ModelConfigError, Property
+
+FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
+TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
+                  "check_deadlock", "fingerprint", "view", "expect")
+EXPECT_KEYS = {"outcome": str, "violated": (str, list), "depth": int, "distinct": int,
+               "generated": int, "per_level_distinct": list}
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()  # "use the spec's own depth"
+
+
+@dataclass
+class Spec:
+    path: Path
+    name: str                      # the file's stem: results/<name>/...
+    model: str
+    variant: str
+    constants: dict[str, Any]      # resolved: every constant of the variant
+    invariants: list[str] | None   # None: every property
+    depth: int | None              # None: no bound
+    check_deadlock: bool = False
+    fingerprint: str = "xxh3_64"
+    view: str | list[str] | None = None
+    description: str = ""
+    expect: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)  # --set values applied
+    _built: tuple | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def fingerprint_bits(self) -> int:
+        return FINGERPRINTS[self.fingerprint]
+
+    def build(self) -> tuple[Any, list[Property]]:
+        """(model, the selected properties)."""
+        if self._built is None:
+            model, props = registry.build(self.model, self.variant, self.constants)
+            self._built = (model, registry.select_properties(props, self.invariants))
+        return self._built
+
+    def config(self) -> dict[str, Any]:
+        """The resolved configuration as plain JSON values (summary.json)."""
+        return {
+            "spec": str(self.path),
+            "name": self.name,
+            "model": self.model,
+            "variant": self.variant,
+            "constants": dict(self.constants),
+            "overrides": dict(self.overrides),
+            "invariants": [p.name for p in self.build()[1]],
+            "depth": self.depth,
+            "check_deadlock": self.check_deadlock,
+            "fingerprint": self.fingerprint,
+            "view": self.view,
+        }
+
+
+def _type_check(where: str, value: Any, t, tname: str) -> None:
+    ok = (isinstance(value, t) and not (isinstance(value, bool) and bool not in
+                                         (t if isinstance(t, tuple) else (t,))))
+    if not ok:
+        raise SpecError(f"{where} must be {tname}, not {type(value).__name__} {value!r}")
+
+
+def parse_set(item: str) -> tuple[str, Any]:
+    """NAME=VALUE with VALUE a TOML value: 3, false, "A", ["A", "B"]."""
+    name, sep, text = item.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise SpecError(f"--set expects NAME=VALUE, got {item!r}")
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        raise SpecError(f"--set {name}: {text.strip()!r} is not a TOML value "
+                        f"(strings need quotes: {name}='\"A\"', lists: {name}='[\"A\", \"B\"]')") from None
+    return name, value
+
+
+def parse_sets(items) -> dict[str, Any]:
+    return dict(parse_set(i) for i in items or ())
+
+
+def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET) -> Spec:
+    """Read and validate a spec. overrides: constants set on the command line
+    (--set); depth: None = no bound, an int = that bound, UNSET = the spec's."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"spec file not found: {path}") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise SpecError(f"cannot read spec file {path}: {e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: malformed TOML: {e}") from None
+
+    unknown = [k for k in data if k not in TOP_LEVEL_KEYS]
+    if unknown:
+        raise SpecError(f"{path}: unknown key(s) {', '.join(map(repr, unknown))} "
+                        f"(known: {', '.join(TOP_LEVEL_KEYS)})")
+    if "model" not in data:
+        raise SpecError(f"{path}: missing key 'model'")
+    _type_check(f"{path}: model", data["model"], str, "a string")
+    if "variant" in data:
+        _type_check(f"{path}: variant", data["variant"], str, "a string")
+    if "description" in data:
+        _type_check(f"{path}: description", data["description"], str, "a string")
+    constants = data.get("constants", {})
+    _type_check(f"{path}: [constants]", constants, dict, "a table")
+    invariants = data.get("invariants")
+    if invariants is not None:
+        _type_check(f"{path}: invariants", invariants, list, "a list of property names")
+        for name in invariants:
+            _type_check(f"{path}: invariants entry", name, str, "a property name (string)")
+    spec_depth = data.get("depth")
+    if spec_depth is not None:
+        _type_check(f"{path}: depth", spec_depth, int, "an integer")
+    if depth is not UNSET:
+        if depth is not None:
+            _type_check("--depth", depth, int, "an integer or none")
+        spec_depth = depth
+    if spec_depth is not None and spec_depth < 0:
+        raise SpecError(f"depth must be >= 0, not {spec_depth}")
+    check_deadlock = data.get("check_deadlock", False)
+    _type_check(f"{path}: check_deadlock", check_deadlock, bool, "true or false")
+    fingerprint = data.get("fingerprint", "xxh3_64")
+    _type_check(f"{path}: fingerprint", fingerprint, str, "a string")
+    if fingerprint not in FINGERPRINTS:
+        raise SpecError(f"{path}: fingerprint must be one of {', '.join(FINGERPRINTS)}, not {fingerprint!r}")
+    view = data.get("view")
+    if view is not None:
+        _type_check(f"{path}: view", view, (str, list), "a view name or a list of variable names")
+        if isinstance(view, list):
+            for v in view:
+                _type_check(f"{path}: view entry", v, str, "a variable name (string)")
+    expect = data.get("expect", {})
+    _type_check(f"{path}: [expect]", expect, dict, "a table")
+    for key, value in expect.items():
+        if key not in EXPECT_KEYS:
+            raise SpecError(f"{path}: unknown key {key!r} in [expect] (known: {', '.join(EXPECT_KEYS)})")
+        _type_check(f"{path}: expect.{key}", value, EXPECT_KEYS[key], "of the right type")
+    if "outcome" in expect and expect["outcome"] not in ("pass", "violation"):
+        raise SpecError(f"{path}: expect.outcome must be \"pass\" or \"violation\", not {expect['outcome']!r}")
+
+    overrides = dict(overrides or {})
+    defn = registry.model_def(data["model"])
+    variant, _ = registry.variant_constants(defn, data.get("variant"))
+    given = {**constants, **overrides}
+    try:
+        resolved = registry.resolve_constants(defn, variant, given)
+    except SpecError as e:
+        raise SpecError(f"{path}: {e}") from None
+    spec = Spec(path=path, name=path.stem, model=defn.name, variant=variant, constants=resolved,
+                invariants=list(invariants) if invariants is not None else None,
+                depth=spec_depth, check_deadlock=check_deadlock, fingerprint=fingerprint,
+                view=view, description=data.get("description", ""), expect=dict(expect),
+                overrides=overrides)
+    try:
+        model, _ = spec.build()  # the model's own checks, and the property names
+    except SpecError as e:
+        raise SpecError(f"{path}: {e}") from None
+    except ModelConfigError as e:
+        raise SpecError(f"{path}: constants rejected by model {defn.name!r}: {e}") from None
+    if view is not None:
+        from checker.engine import resolve_view
+        try:
+            resolve_view(model, view)
+        except SpecError as e:
+            raise SpecError(f"{path}: {e}") from None
+    return spec

@@ -1,0 +1,94 @@
+"""Properties of the `kraft` model (KRaft replication, variants kip966 and v3_5).
+
+Invariants keep the reference's names and meaning (Vanlightly/kafka-tlaplus
+@ 823615e, kraft/{kip-966,v3.5}/*_properties.tla), in this order:
+1. those the reference's .cfg checks, in its order;
+2. the reference's validity invariants (not in its .cfg; kmc checks them too);
+3. kmc's `sometimes` witnesses, so no invariant passes vacuously.
+
+Modules by topic: completeness (Leader / Leader Candidate Completeness,
+replication quorum, recovery quorum, no acked record lost), log_matching
+(partition log, metadata log, consistent reads), validity, witnesses.
+"""
+from __future__ import annotations
+
+from model.base import ALWAYS, SOMETIMES, Property
+
+from invariants.kraft import completeness, log_matching, validity, witnesses
+from invariants.kraft.common import KIP966, context_of
+from invariants.registry import register
+
+# name -> (factory, one-line doc, variants); .cfg order, then validity
+_INVARIANTS = (
+    ("LeaderCompletenessProperty", completeness.leader_completeness,
+     "a RUNNING leader elected by the controller hosts every committed record "
+     "(LEO >= True HWM, every positively acked value in its log)", None),
+    ("LeaderCandidateCompletenessProperty", completeness.leader_candidate_completeness,
+     "no RUNNING member of the controller's election quorum (ISR; kip966: ISR and ELR) "
+     "misses a committed record", None),
+    ("ReplicationQuorumSupersetProperty", completeness.replication_quorum_superset,
+     "a non-stale leader's maximal ISR (its replication quorum) covers the controller's "
+     "ISR (kip966: ISR + ELR while the leader ISR >= MinISR)", None),
+    ("LogMatchingProperty", log_matching.log_matching,
+     "two replicas hold the same value at every offset below both their LEOs and HWMs", None),
+    ("MetadataLogMatchingProperty", log_matching.metadata_log_matching,
+     "each broker's copy of the metadata log agrees with the controller's", None),
+    ("ConsistentReadProperty", log_matching.consistent_read,
+     "records consumed below the True HWM stay at their offsets in every non-stale "
+     "leader's log (repeatable reads)", None),
+    ("MinIsrRecoveryQuorum", completeness.min_isr_recovery_quorum,
+     "with ISR and ELR empty, the LastKnownELR (unclean recovery quorum) has MinISR members",
+     (KIP966,)),
+    ("NoCommittedRecordLostGlobally", completeness.no_committed_record_lost_globally,
+     "every positively acked value is still in some broker's log", None),
+    ("TypeOK", validity.type_ok,
+     "every typed variable is in its type (spec-bug catcher)", None),
+    ("ValidBrokerState", validity.valid_broker_state,
+     "a RUNNING broker is registered (spec-bug catcher)", None),
+    ("ValidReplicaState", validity.valid_replica_state,
+     "a leader believes it leads; LEO = Len(log) + 1; log offsets are 1, 2, ... "
+     "(spec-bug catcher)", None),
+    ("ValidFetcherState", validity.valid_fetcher_state,
+     "a broker fetches the partition from one peer at most, a follower from one, a leader "
+     "from none (spec-bug catcher)", None),
+    ("ValidControllerState", validity.valid_controller_state,
+     "controller registrations agree with con_unfenced and fenced brokers are kept out of "
+     "the ISR (spec-bug catcher)", None),
+    ("ValidControllerIsrAndElr", validity.valid_controller_isr_and_elr,
+     "ISR and ELR are disjoint subsets of the replicas, the ELR empty while ISR >= MinISR "
+     "(spec-bug catcher)", (KIP966,)),
+)
+
+_WITNESSES = (
+    ("RecordCommitted", witnesses.record_committed,
+     "a record gets committed (True HWM > 1 or a positive ack)", None),
+    ("LeaderChanged", None,
+     "the controller elects a new leader (leader epoch above the initial one)", None),
+    ("UncleanShutdownHappened", witnesses.unclean_shutdown_happened,
+     "a broker shuts down uncleanly (OFFLINE_DIRTY, or the unclean shutdown counter > 0)", None),
+    ("ElrNonEmpty", witnesses.elr_non_empty,
+     "the controller's ELR gets a member", (KIP966,)),
+)
+
+INVARIANT_NAMES = tuple(name for name, *_ in _INVARIANTS)
+WITNESS_NAMES = tuple(name for name, *_ in _WITNESSES)
+
+
+def _initial_leader_epoch(model) -> int:
+    epochs = [s.con_partition_metadata.leader_epoch for s in model.init_states()]
+    return min(epochs) if epochs else 0
+
+
+@register("kraft")
+def kraft_properties(model) -> list[Property]:
+    ctx = context_of(model)
+    props = [Property(name, ALWAYS, factory(ctx), doc)
+             for name, factory, doc, variants in _INVARIANTS
+             if variants is None or ctx.variant in variants]
+    for name, factory, doc, variants in _WITNESSES:
+        if variants is not None and ctx.variant not in variants:
+            continue
+        predicate = (witnesses.leader_changed(ctx, _initial_leader_epoch(model))
+                     if factory is None else factory(ctx))
+        props.append(Property(name, SOMETIMES, predicate, doc))
+    return props

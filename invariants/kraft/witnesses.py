@@ -1,0 +1,61 @@
+"""`sometimes` witnesses: the states the invariants are about do get reached.
+
+An invariant that holds because nothing was ever committed, no leader ever
+changed or no broker ever lost its disk proves little. Each witness below is
+reported with the depth where it was first seen, or as never witnessed.
+These are kmc's own (the reference has no such properties).
+"""
+from __future__ import annotations
+
+from model.kraft.state import BrokerStatus, Kip966Ctrs, V35Ctrs
+
+from invariants.kraft.common import KIP966, KraftContext
+
+OFFLINE_DIRTY = BrokerStatus.OFFLINE_DIRTY
+
+
+def record_committed(ctx: KraftContext):
+    """RecordCommitted: the True HWM advanced past offset 1, or a value was
+    positively acked (the completeness invariants' IF inv_true_hwm > 1 branch
+    is exercised)."""
+
+    def RecordCommitted(s) -> bool:
+        return s.inv_true_hwm > 1 or bool(s.inv_pos_acked)
+
+    return RecordCommitted
+
+
+def leader_changed(ctx: KraftContext, initial_leader_epoch: int):
+    """LeaderChanged: the controller elected again (its leader epoch is above
+    the initial state's)."""
+
+    def LeaderChanged(s) -> bool:
+        return s.con_partition_metadata.leader_epoch > initial_leader_epoch
+
+    return LeaderChanged
+
+
+def unclean_shutdown_happened(ctx: KraftContext):
+    """UncleanShutdownHappened: a broker is OFFLINE_DIRTY, or the unclean
+    shutdown counter moved (kip966 DataLossShutdown, v3_5 UncleanShutdown)."""
+    ctr_index = (Kip966Ctrs._fields.index("data_loss_shutdown_ctr") if ctx.variant == KIP966
+                 else V35Ctrs._fields.index("unclean_shutdown_ctr"))
+
+    def UncleanShutdownHappened(s) -> bool:
+        if s.aux_ctrs[ctr_index] > 0:
+            return True
+        for b in s.broker_state:
+            if b.status == OFFLINE_DIRTY:
+                return True
+        return False
+
+    return UncleanShutdownHappened
+
+
+def elr_non_empty(ctx: KraftContext):
+    """ElrNonEmpty (kip966): the controller's ELR has a member."""
+
+    def ElrNonEmpty(s) -> bool:
+        return bool(s.con_partition_metadata.elr)
+
+    return ElrNonEmpty

@@ -1,0 +1,116 @@
+"""The contract between models and the engine (ARCHITECTURE.md, "The model interface").
+
+A model is any object with the attributes and methods of `Model`; it is a
+typing.Protocol so model/ never imports checker/. Its properties live in
+invariants/ (invariants.registry.properties_for(model)), which imports only the
+types of model/.
+
+State rules, relied on by the engine's encoder and fingerprints:
+- a state is a NamedTuple whose fields are the model's variables, in a fixed
+  order (`Model.variables`);
+- every value inside is built from None, bool, int (IntEnum included), str,
+  tuples / NamedTuples, and frozensets (for TLA+ sets: the encoder orders their
+  elements canonically);
+- a successor reuses the very objects of the variables it does not change
+  (`state._replace(...)` does), so the engine can skip re-encoding them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, NamedTuple, Protocol, runtime_checkable
+
+State = tuple  # a NamedTuple of the model's variables
+
+
+class Action(NamedTuple):
+    """One step's label: the reference TLA+ action name plus its parameters.
+
+    Traces are replayed by (name, params), never by enumeration index.
+    """
+
+    name: str
+    params: tuple = ()
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(map(str, self.params))})" if self.params else self.name
+
+
+ALWAYS = "always"        # an invariant: must hold in every reachable state
+SOMETIMES = "sometimes"  # a reachability witness: must hold in at least one state
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named predicate over one state, an invariant or a `sometimes` witness."""
+
+    name: str
+    kind: str
+    predicate: Callable[[Any], bool]
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in (ALWAYS, SOMETIMES):
+            raise ValueError(f"property {self.name}: kind must be {ALWAYS!r} or {SOMETIMES!r}")
+
+
+@runtime_checkable
+class Model(Protocol):
+    name: str                  # registry name, e.g. "kraft"
+    variant: str               # e.g. "kip966"
+    variables: tuple[str, ...] # state field names, in state order
+    action_names: tuple[str, ...]  # every action of Next, for coverage (never-enabled ones too)
+
+    def init_states(self) -> Iterable[State]: ...
+
+    def successors(self, state: State) -> Iterable[tuple[Action, State]]:
+        """Every (action, next state), one per witness of each action's
+        nondeterminism, in a deterministic order."""
+        ...
+
+    def from_plain(self, values: tuple) -> State:
+        """Rebuild a state from its decoded canonical form (tuples for
+        NamedTuples, frozensets kept), e.g. after it crossed a process."""
+        ...
+
+
+class ModelError(Exception):
+    """Base of the errors a model raises."""
+
+
+class ModelConfigError(ModelError):
+    """A constant or a combination of constants the model rejects (bad input, exit 2)."""
+
+
+class EvaluationError(ModelError):
+    """The reference would stop with an evaluation error here (exit 3).
+
+    Carries the action and the state so the message can name both.
+    """
+
+    def __init__(self, message: str, action: Action | None = None, state: Any = None):
+        super().__init__(message)
+        self.action = action
+        self.state = state
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A model constant as a spec may set it: its TOML type, default and meaning."""
+
+    name: str
+    type: type | tuple  # int, bool, str, or (list, str) for a list of strings
+    default: Any
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class ModelDef:
+    """What the registry knows of a model: variants, constants, how to build it.
+
+    build(variant, constants) returns a Model or raises ModelConfigError.
+    """
+
+    name: str
+    doc: str
+    variants: dict[str, tuple[Constant, ...]]  # variant -> its constants
+    build: Callable[[str, dict], Model]

@@ -1,0 +1,151 @@
+"""Constants and variants of the `kraft` model, and their validation.
+
+The constants are those of the reference's *_types.tla (with each .cfg's values
+as defaults); build-time validation enforces every ASSUME of the reference plus
+what its Init needs to be evaluable (TLC would stop on a CHOOSE over an empty
+set), each as a ModelConfigError with a one-line message naming the constant.
+
+A `Variant` is the small set of switches by which v3.5 differs from KIP-966;
+the actions read these flags instead of being copied per variant.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model.base import Constant, ModelConfigError
+
+_COMMON_HEAD = (
+    Constant("BrokerCount", int, 3, "number of brokers, ids 1..BrokerCount"),
+    Constant("InitReplicationFactor", int, 3, "initial replica set size (brokers 1..RF)"),
+    Constant("Values", (list, str), ["A"], "producer values; each can be written once"),
+    Constant("MinISR", int, 2, "min.insync.replicas"),
+    Constant("InitIsrSize", int, 2, "initial ISR size; replicas outside it start fenced and stale"),
+)
+_COMMON_TAIL = (
+    Constant("FenceBrokerLimit", int, 1, "how many times the controller may fence a broker"),
+    Constant("LeaderShrinkIsrLimit", int, 0, "how many AlterPartition requests may shrink the ISR"),
+    Constant("ReassignmentLimit", int, 0, "how many partition reassignments may start"),
+)
+
+KIP966_CONSTANTS = _COMMON_HEAD + (
+    Constant("NoDataLossShutdownLimit", int, 0, "shutdowns that keep the log (clean or not)"),
+    Constant("DataLossShutdownLimit", int, 1, "shutdowns that lose the whole log"),
+) + _COMMON_TAIL
+
+V3_5_CONSTANTS = _COMMON_HEAD + (
+    Constant("CleanShutdownLimit", int, 0, "clean shutdowns (log kept)"),
+    Constant("UncleanShutdownLimit", int, 1, "unclean shutdowns (whole log lost)"),
+) + _COMMON_TAIL + (
+    Constant("AvoidLastReplicaStanding", bool, True,
+             "disable an unclean shutdown of the sole ISR member (avoids the LRS data loss)"),
+)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How a protocol version differs; read by the actions (never copied per variant)."""
+
+    name: str
+    # KIP-966: the controller keeps an ELR / last-known ELR and may elect from the ELR
+    elr: bool
+    # KIP-966 (CanAdvanceHwm): the HWM advances only while the leader's ISR >= MinISR
+    hwm_needs_min_isr: bool
+    # KIP-966: a broker keeps its epoch on file across a clean shutdown and sends it
+    # in its registration; epoch 0 tells the controller it restarted unclean
+    epoch_on_file: bool
+    # v3.5 (MaybeRemoveBrokerFromISR): fencing never shrinks the ISR below one member
+    isr_never_empty: bool
+    # v3.5 (AvoidLastReplicaStanding): the unclean shutdown guard exists
+    lrs_guard: bool
+    lossy_shutdown: str        # action name of the shutdown that loses the log
+    keep_log_shutdown: str     # action name of the shutdown that keeps it
+    lossy_limit: str           # its limit constant
+    keep_log_limit: str
+    lossy_ctr: str             # its aux_ctrs field
+    keep_log_ctr: str
+    # kip966's NoDataLossShutdown chooses \E is_clean_shutdown \in BOOLEAN
+    keep_log_chooses_clean: bool
+
+
+KIP966 = Variant(
+    name="kip966", elr=True, hwm_needs_min_isr=True, epoch_on_file=True,
+    isr_never_empty=False, lrs_guard=False,
+    lossy_shutdown="DataLossShutdown", keep_log_shutdown="NoDataLossShutdown",
+    lossy_limit="DataLossShutdownLimit", keep_log_limit="NoDataLossShutdownLimit",
+    lossy_ctr="data_loss_shutdown_ctr", keep_log_ctr="no_data_loss_shutdown_ctr",
+    keep_log_chooses_clean=True,
+)
+
+V3_5 = Variant(
+    name="v3_5", elr=False, hwm_needs_min_isr=False, epoch_on_file=False,
+    isr_never_empty=True, lrs_guard=True,
+    lossy_shutdown="UncleanShutdown", keep_log_shutdown="CleanShutdown",
+    lossy_limit="UncleanShutdownLimit", keep_log_limit="CleanShutdownLimit",
+    lossy_ctr="unclean_shutdown_ctr", keep_log_ctr="clean_shutdown_ctr",
+    keep_log_chooses_clean=False,
+)
+
+VARIANTS: dict[str, tuple[Variant, tuple[Constant, ...]]] = {
+    "kip966": (KIP966, KIP966_CONSTANTS),
+    "v3_5": (V3_5, V3_5_CONSTANTS),
+}
+
+
+def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
+    """Check `constants` against the variant's declarations and the reference's
+    ASSUMEs; return the variant and the complete constants (defaults filled in)."""
+    if variant not in VARIANTS:
+        raise ModelConfigError(
+            f"kraft: unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
+    v, decls = VARIANTS[variant]
+    known = {c.name: c for c in decls}
+    unknown = sorted(set(constants) - set(known))
+    if unknown:
+        raise ModelConfigError(
+            f"kraft/{variant}: unknown constant(s) {', '.join(unknown)} "
+            f"(known: {', '.join(known)})")
+    cfg = {c.name: constants.get(c.name, c.default) for c in decls}
+
+    for c in decls:
+        val = cfg[c.name]
+        if c.type is int:
+            # bool is an int in Python; TLA+ keeps BOOLEAN and Nat apart
+            if isinstance(val, bool) or not isinstance(val, int) or val < 0:
+                raise ModelConfigError(
+                    f"kraft/{variant}: {c.name} must be a natural number (ASSUME {c.name} \\in Nat), got {val!r}")
+        elif c.type is bool:
+            if not isinstance(val, bool):
+                raise ModelConfigError(
+                    f"kraft/{variant}: {c.name} must be a boolean (ASSUME {c.name} \\in BOOLEAN), got {val!r}")
+        else:  # Values
+            if (not isinstance(val, (list, tuple)) or not val
+                    or not all(isinstance(x, str) and x for x in val)):
+                raise ModelConfigError(
+                    f"kraft/{variant}: Values must be a non-empty list of non-empty strings, got {val!r}")
+            if len(set(val)) != len(val):
+                raise ModelConfigError(f"kraft/{variant}: Values must be unique, got {list(val)!r}")
+            cfg[c.name] = list(val)
+
+    n, rf = cfg["BrokerCount"], cfg["InitReplicationFactor"]
+    isr, min_isr = cfg["InitIsrSize"], cfg["MinISR"]
+    if n < 1:
+        raise ModelConfigError(f"kraft/{variant}: BrokerCount must be >= 1, got {n}")
+    if rf > n:
+        raise ModelConfigError(
+            f"kraft/{variant}: InitReplicationFactor ({rf}) must be <= BrokerCount ({n})")
+    if isr > rf:
+        raise ModelConfigError(
+            f"kraft/{variant}: InitIsrSize ({isr}) must be <= InitReplicationFactor ({rf})")
+    if isr < min_isr:
+        raise ModelConfigError(f"kraft/{variant}: InitIsrSize ({isr}) must be >= MinISR ({min_isr})")
+    if min_isr > rf:
+        raise ModelConfigError(
+            f"kraft/{variant}: MinISR ({min_isr}) must be <= InitReplicationFactor ({rf})")
+    # Init CHOOSEs a replica set and an ISR that contain broker 1: both must be non-empty
+    if rf < 1:
+        raise ModelConfigError(
+            f"kraft/{variant}: InitReplicationFactor must be >= 1 (Init puts broker 1 in the replica set)")
+    if isr < 1:
+        raise ModelConfigError(
+            f"kraft/{variant}: InitIsrSize must be >= 1 (Init makes broker 1 leader and ISR member)")
+    return v, cfg

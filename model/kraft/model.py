@@ -1,0 +1,341 @@
+"""KraftModel: the `kraft` model's Init and Next for one variant and constants.
+
+Next is enumerated as the reference writes it: \\E b \\in Brokers (ascending),
+then each broker-parameterised action in Next's order, then
+PerformPartitionReassignment. Each action appends one (Action, state) per
+witness of its nondeterminism (duplicates and self-loops included), so the
+engine's "generated" counts match TLC's.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+from model.base import Action, EvaluationError
+from model.kraft import broker, controller, faults, fetch, producer, reassignment, replica
+from model.kraft.config import resolve
+from model.kraft.messages import (
+    MESSAGE_CLASSES, AlterPartitionRequest, AlterPartitionResponse, EpochOffset,
+    FetchRequestPartition, FetchResponsePartition)
+from model.kraft.network import by_type
+from model.kraft.state import (
+    INT_MAX, NO_LEADER, VARIABLES, BrokerFetcher, BrokerReg, BrokerState, BrokerStatus,
+    ControllerPartitionMetadata, ErrorCode, Kip966Ctrs, KraftState, MsgType, PartitionChangeRecord,
+    PartitionData, PartitionFetchState, PartitionRecord, PeerReplicaState, PendingAlterPartition,
+    RecordType, RegStatus, ReplicaPartitionMetadata, Role, V35Ctrs)
+
+EMPTY = frozenset()
+_MSG_TYPES = tuple(MsgType)
+
+
+class KraftModel:
+    """The reference's Spec (Init /\\ [][Next]_vars) for `variant` and `constants`."""
+
+    name = "kraft"
+    variables = VARIABLES
+    # The reference .cfg's VIEW: every variable but messages_discard and the
+    # aux_* counters. With it TLC merges states that differ only there, and its
+    # counts then depend on exploration order (use it for bug hunting, not to
+    # compare counts).
+    views = {"reference": tuple(v for v in VARIABLES
+                                if v != "messages_discard" and not v.startswith("aux_"))}
+
+    def __init__(self, variant: str, constants: dict):
+        flags, cfg = resolve(variant, constants)
+        self.variant = variant
+        self.variant_flags = flags
+        self.constants = cfg
+        n = self.n = cfg["BrokerCount"]
+        self.brokers = tuple(range(1, n + 1))
+        self.values = tuple(sorted(cfg["Values"]))
+        self.min_isr = cfg["MinISR"]
+        self.fence_broker_limit = cfg["FenceBrokerLimit"]
+        self.leader_shrink_isr_limit = cfg["LeaderShrinkIsrLimit"]
+        self.reassignment_limit = cfg["ReassignmentLimit"]
+        self.lossy_limit = cfg[flags.lossy_limit]
+        self.keep_log_limit = cfg[flags.keep_log_limit]
+        self.avoid_last_replica_standing = cfg.get("AvoidLastReplicaStanding", False)
+
+        # shared immutable values (identity reuse keeps successors cheap)
+        self.blank_replica = PeerReplicaState(None, 0)
+        self.blank_replica_row = (self.blank_replica,) * n
+        self.blank_fetcher_row = (BrokerFetcher(None, False),) * n
+        self.blank_metadata = ReplicaPartitionMetadata(EMPTY, EMPTY, EMPTY, NO_LEADER, 0, 0)
+        self.empty_data = PartitionData((), 1, 1)
+        self.broker_subsets = [frozenset(c) for r in range(n + 1)
+                               for c in combinations(self.brokers, r)]
+        self._subsets_cache: dict[frozenset, list] = {}
+
+        # Next, in the reference's order. Each action comes with a necessary
+        # condition of its guard over (broker status, registered, which message
+        # kinds are in flight, which fault budgets are left), so successors()
+        # skips calls that cannot produce anything; the action checks its full
+        # guard itself.
+        R, T = BrokerStatus.RUNNING, MsgType
+        broker_actions = [
+            ("BrokerStart", broker.broker_start,
+             lambda st, reg, kinds, bud: st <= BrokerStatus.OFFLINE_DIRTY),
+            ("ReceiveBrokerRegResponse", broker.receive_broker_reg_response,
+             lambda st, reg, kinds, bud: st == BrokerStatus.STARTING and not reg
+             and T.RegisterBrokerResponse in kinds),
+            ("ReceiveMetadataUpdate", replica.receive_metadata_update,
+             lambda st, reg, kinds, bud: st > BrokerStatus.OFFLINE_DIRTY and reg),
+            ("SendAlterPartitionRequest", replica.send_alter_partition_request,
+             lambda st, reg, kinds, bud: st == R),
+            ("ReceiveAlterPartitionResponse", replica.receive_alter_partition_response,
+             lambda st, reg, kinds, bud: st == R and T.AlterPartitionResponse in kinds),
+            ("SendFetchRequest", fetch.send_fetch_request,
+             lambda st, reg, kinds, bud: st == R),
+            ("ReceiveFetchRequest", fetch.receive_fetch_request,
+             lambda st, reg, kinds, bud: st == R and T.FetchRequest in kinds),
+            ("ReceiveFetchResponse", fetch.receive_fetch_response,
+             lambda st, reg, kinds, bud: st == R and T.FetchResponse in kinds),
+            ("WriteRecordToLeader", producer.write_record_to_leader,
+             lambda st, reg, kinds, bud: st == R),
+            (flags.lossy_shutdown, faults.lossy_shutdown,
+             lambda st, reg, kinds, bud: st > BrokerStatus.OFFLINE_DIRTY and bud[1]),
+            (flags.keep_log_shutdown, faults.keep_log_shutdown,
+             lambda st, reg, kinds, bud: st > BrokerStatus.OFFLINE_DIRTY and bud[2]),
+            ("ReceiveBrokerRegRequest", controller.receive_broker_reg_request,
+             lambda st, reg, kinds, bud: T.RegisterBrokerRequest in kinds),
+            ("ReceiveAlterPartitionRequest", controller.receive_alter_partition_request,
+             lambda st, reg, kinds, bud: T.AlterPartitionRequest in kinds),
+            ("FenceBroker", controller.fence_broker,
+             lambda st, reg, kinds, bud: bud[0]),
+            ("UnfenceBroker", controller.unfence_broker,
+             lambda st, reg, kinds, bud: st == R),
+        ]
+        self._gated = tuple((fn, gate) for _, fn, gate in broker_actions)
+        self._plans: dict[tuple, tuple] = {}
+        broker_actions = [(name, fn) for name, fn, _ in broker_actions]
+        self.action_names = tuple(name for name, _ in broker_actions) + ("PerformPartitionReassignment",)
+        # acts[name][b] is Action(name, (b,)); index 0 unused (reassignment: acts[...][0])
+        self.acts = {name: (None,) + tuple(Action(name, (b,)) for b in self.brokers)
+                     for name, _ in broker_actions}
+        self.acts["PerformPartitionReassignment"] = (Action("PerformPartitionReassignment"),)
+        self._broker_actions = tuple(fn for _, fn in broker_actions)
+        self._broker_action_names = tuple(name for name, _ in broker_actions)
+        self._reassign = reassignment.perform_partition_reassignment
+
+    def __repr__(self) -> str:
+        return f"KraftModel({self.variant!r}, {self.constants!r})"
+
+    def subsets(self, s: frozenset) -> list:
+        """SUBSET s, memoised (s is always a set of broker ids)."""
+        got = self._subsets_cache.get(s)
+        if got is None:
+            items = sorted(s)
+            got = [frozenset(c) for r in range(len(items) + 1) for c in combinations(items, r)]
+            self._subsets_cache[s] = got
+        return got
+
+    # ---- Init ---------------------------------------------------------------
+
+    def init_states(self) -> list:
+        """Init: broker 1 leads epoch 1; the replica set and ISR are TLC's CHOOSE
+        over SUBSET (the first in its normalised order: {1..RF}, {1..InitIsrSize});
+        replicas outside the ISR start fenced with stale metadata."""
+        cfg = self.constants
+        n, rf, isr_size = self.n, cfg["InitReplicationFactor"], cfg["InitIsrSize"]
+        brokers = self.brokers
+        replicas = frozenset(range(1, rf + 1))
+        isr = frozenset(range(1, isr_size + 1))
+        partition_epoch = 1 if isr_size == rf else 2
+        record = PartitionChangeRecord(RecordType.PartitionChangeRecord, isr, EMPTY, 1, 1,
+                                       partition_epoch, replicas, EMPTY)
+        metadata_log = (record,)
+        unfenced = frozenset(brokers) - (replicas - isr)
+        in_sync_md = ReplicaPartitionMetadata(replicas, isr, isr, 1, 1, partition_epoch)
+        stale_md = ReplicaPartitionMetadata(replicas, replicas, replicas, 1, 1, 1)
+        follower_fetcher = BrokerFetcher(PartitionFetchState(1, 0, False), False)
+        blank_fetcher = BrokerFetcher(None, False)
+        if self.variant_flags.elr:
+            ctrs = Kip966Ctrs(n + 1, 0, 0, 0, 0, 0)
+        else:
+            ctrs = V35Ctrs(n + 1, 0, 0, 0, 0, 0)
+        state = KraftState(
+            con_unfenced=unfenced,
+            con_broker_reg=tuple(
+                BrokerReg(RegStatus.UNFENCED if b in unfenced else RegStatus.FENCED, b, b)
+                for b in brokers),
+            con_partition_metadata=ControllerPartitionMetadata(
+                replicas, isr, EMPTY, EMPTY, 1, 1, partition_epoch, EMPTY, EMPTY),
+            con_metadata_log=metadata_log,
+            broker_state=tuple(BrokerState(BrokerStatus.RUNNING, b, b, True) for b in brokers),
+            # every broker but 1 - replica or not - starts fetching from broker 1
+            broker_fetchers=tuple(
+                tuple(follower_fetcher if (b != 1 and b1 == 1) else blank_fetcher for b1 in brokers)
+                for b in brokers),
+            broker_metadata_log=tuple(metadata_log if b in unfenced else () for b in brokers),
+            partition_status=tuple(
+                Role.Leader if b == 1 else (Role.Follower if b in replicas else None)
+                for b in brokers),
+            partition_metadata=tuple(
+                self.blank_metadata if b not in replicas else (in_sync_md if b in isr else stale_md)
+                for b in brokers),
+            partition_data=(self.empty_data,) * n,
+            partition_leso=tuple(1 if b == 1 else None for b in brokers),
+            partition_replica_state=(self.blank_replica_row,) * n,
+            partition_pending_ap=(replica.NO_PENDING_AP,) * n,
+            messages=EMPTY,
+            messages_discard=EMPTY,
+            inv_sent=EMPTY,
+            inv_pos_acked=EMPTY,
+            inv_neg_acked=EMPTY,
+            inv_true_hwm=1,
+            inv_consumed=(),
+            aux_broker_epoch=n,
+            aux_ctrs=ctrs,
+            aux_flo=(INT_MAX,) * n,
+        )
+        return [state]
+
+    # ---- Next ---------------------------------------------------------------
+
+    def successors(self, state) -> list:
+        out: list = []
+        mt = by_type(state.messages)
+        kinds = frozenset(t for t in _MSG_TYPES if mt[t])
+        ctrs = state.aux_ctrs
+        flags = self.variant_flags
+        budgets = (ctrs.fence_broker_ctr < self.fence_broker_limit,
+                   getattr(ctrs, flags.lossy_ctr) < self.lossy_limit,
+                   getattr(ctrs, flags.keep_log_ctr) < self.keep_log_limit)
+        plans = self._plans
+        try:
+            for b, bs in zip(self.brokers, state.broker_state):
+                key = (bs.status, bs.registered, kinds, budgets)
+                plan = plans.get(key)
+                if plan is None:
+                    plan = plans[key] = self._plan(key)
+                for fn in plan:
+                    fn(self, state, b, mt, out)
+            self._reassign(self, state, mt, out)
+        except EvaluationError as e:
+            if e.action is not None:
+                raise
+            act = self._current_action(state, mt)
+            raise EvaluationError(f"{act}: {e}", act, state) from None
+        return out
+
+    def _plan(self, key) -> tuple:
+        """The broker actions (in Next's order) whose necessary condition holds."""
+        return tuple(fn for fn, gate in self._gated if gate(*key))
+
+    def _current_action(self, state, mt):
+        """Which action raised (re-run them one by one; errors are rare)."""
+        for b in self.brokers:
+            for name, fn in zip(self._broker_action_names, self._broker_actions):
+                try:
+                    fn(self, state, b, mt, [])
+                except EvaluationError:
+                    return self.acts[name][b]
+        return self.acts["PerformPartitionReassignment"][0]
+
+    def successors_of(self, state, action: Action) -> list:
+        """The successors by one action (for tests and trace replay)."""
+        out: list = []
+        mt = by_type(state.messages)
+        if action.name == "PerformPartitionReassignment":
+            self._reassign(self, state, mt, out)
+        else:
+            i = self._broker_action_names.index(action.name)
+            self._broker_actions[i](self, state, action.params[0], mt, out)
+        return [s for a, s in out]
+
+    # ---- from_plain ---------------------------------------------------------
+
+    def from_plain(self, values: tuple):
+        """Rebuild a state from plain tuples / frozensets / ints (e.g. decoded
+        msgpack): NamedTuples and IntEnums come back."""
+        v = list(values)
+        f = dict(zip(VARIABLES, v))
+        fs = frozenset
+        ctrs_cls = Kip966Ctrs if self.variant_flags.elr else V35Ctrs
+        return KraftState(
+            con_unfenced=fs(f["con_unfenced"]),
+            con_broker_reg=tuple(BrokerReg(RegStatus(r[0]), r[1], r[2]) for r in f["con_broker_reg"]),
+            con_partition_metadata=_cpm(f["con_partition_metadata"]),
+            con_metadata_log=tuple(_pcr(r) for r in f["con_metadata_log"]),
+            broker_state=tuple(BrokerState(BrokerStatus(x[0]), x[1], x[2], bool(x[3]))
+                               for x in f["broker_state"]),
+            broker_fetchers=tuple(tuple(_fetcher(x) for x in row) for row in f["broker_fetchers"]),
+            broker_metadata_log=tuple(tuple(_pcr(r) for r in log) for log in f["broker_metadata_log"]),
+            partition_status=tuple(None if x is None else Role(x) for x in f["partition_status"]),
+            partition_metadata=tuple(_rpm(x) for x in f["partition_metadata"]),
+            partition_data=tuple(_data(x) for x in f["partition_data"]),
+            partition_leso=tuple(f["partition_leso"]),
+            partition_replica_state=tuple(tuple(PeerReplicaState(*x) for x in row)
+                                          for row in f["partition_replica_state"]),
+            partition_pending_ap=tuple(PendingAlterPartition(x[0], message_from_plain(x[1]))
+                                       for x in f["partition_pending_ap"]),
+            messages=fs(message_from_plain(m) for m in f["messages"]),
+            messages_discard=fs(message_from_plain(m) for m in f["messages_discard"]),
+            inv_sent=fs(f["inv_sent"]),
+            inv_pos_acked=fs(f["inv_pos_acked"]),
+            inv_neg_acked=fs(f["inv_neg_acked"]),
+            inv_true_hwm=f["inv_true_hwm"],
+            inv_consumed=tuple(_record(r) for r in f["inv_consumed"]),
+            aux_broker_epoch=f["aux_broker_epoch"],
+            aux_ctrs=ctrs_cls(*f["aux_ctrs"]),
+            aux_flo=tuple(f["aux_flo"]),
+        )
+
+
+def _fs(x):
+    return None if x is None else frozenset(x)
+
+
+def _cpm(x):
+    return ControllerPartitionMetadata(frozenset(x[0]), frozenset(x[1]), frozenset(x[2]),
+                                       frozenset(x[3]), x[4], x[5], x[6], frozenset(x[7]),
+                                       frozenset(x[8]))
+
+
+def _pcr(x):
+    return PartitionChangeRecord(RecordType(x[0]), frozenset(x[1]), frozenset(x[2]), x[3], x[4],
+                                 x[5], frozenset(x[6]), frozenset(x[7]), _fs(x[8]), _fs(x[9]))
+
+
+def _rpm(x):
+    return ReplicaPartitionMetadata(frozenset(x[0]), frozenset(x[1]), frozenset(x[2]),
+                                    x[3], x[4], x[5])
+
+
+def _record(x):
+    return PartitionRecord(*x)
+
+
+def _data(x):
+    return PartitionData(tuple(_record(r) for r in x[0]), x[1], x[2])
+
+
+def _fetcher(x):
+    p = x[0]
+    return BrokerFetcher(None if p is None else PartitionFetchState(p[0], p[1], bool(p[2])),
+                         bool(x[1]))
+
+
+def _err(x):
+    return None if x is None else ErrorCode(x)
+
+
+def message_from_plain(m):
+    """Rebuild a message NamedTuple (or None) from its plain tuple."""
+    if m is None:
+        return None
+    t = MsgType(m[0])
+    cls = MESSAGE_CLASSES[t]
+    if t == MsgType.AlterPartitionRequest:
+        return AlterPartitionRequest(t, frozenset(m[1]), tuple(tuple(p) for p in m[2]), *m[3:])
+    if t == MsgType.AlterPartitionResponse:
+        return AlterPartitionResponse(t, _err(m[1]), _fs(m[2]), _fs(m[3]), m[4], m[5], m[6],
+                                      message_from_plain(m[7]), m[8], m[9])
+    if t == MsgType.FetchRequest:
+        return cls(t, m[1], FetchRequestPartition(*m[2]), m[3], m[4])
+    if t == MsgType.FetchResponse:
+        p = m[1]
+        div = None if p[4] is None else EpochOffset(*p[4])
+        part = FetchResponsePartition(_err(p[0]), p[1], p[2], p[3], div,
+                                      tuple(_record(r) for r in p[5]))
+        return cls(t, part, m[2], m[3])
+    return cls(t, *m[1:])

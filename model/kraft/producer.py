@@ -1,0 +1,42 @@
+"""The producer writing to the partition leader (reference: WriteRecordToLeader)."""
+from __future__ import annotations
+
+from model.kraft.replica import (
+    LEADER, RUNNING, can_advance_hwm, commit_offset, update_hwm_invariant_vars)
+from model.kraft.state import INT_MAX, PartitionData, PartitionRecord, except_at, with_changes
+
+
+def write_record_to_leader(k, s, b, mt, out):
+    """WriteRecordToLeader(b): \\E v \\in Values not yet sent: a leader whose
+    maximal ISR has MinISR members appends v in its leader epoch.
+
+    Quirks kept: the HWM / ack / consumed bookkeeping reads the pre-write log,
+    inv_sent and floor leader offset (so v itself is never acked in this
+    step), and GetCommitOffset sees the pre-write LEO.
+    """
+    i = b - 1
+    if s.broker_state[i].status != RUNNING or s.partition_status[i] != LEADER:
+        return
+    md = s.partition_metadata[i]
+    if len(md.maximal_isr) < k.min_isr:
+        return
+    sent = s.inv_sent
+    unsent = [v for v in k.values if v not in sent]
+    if not unsent:
+        return
+    act = k.acts["WriteRecordToLeader"][b]
+    d = s.partition_data[i]
+    new_leo = d.leo + 1
+    old_hwm = d.hwm
+    new_hwm = commit_offset(s, b, md.maximal_isr, new_leo, s.partition_replica_state[i]) + 1
+    if not can_advance_hwm(k, md.isr, old_hwm, new_hwm):
+        new_hwm = old_hwm
+    ch_hwm = {}
+    if new_hwm > old_hwm:
+        update_hwm_invariant_vars(k, s, b, old_hwm, new_hwm, True, ch_hwm)
+    new_flo = except_at(s.aux_flo, b, d.leo) if s.aux_flo[i] == INT_MAX else s.aux_flo
+    for v in unsent:
+        data = PartitionData(d.log + (PartitionRecord(md.leader_epoch, d.leo, v),),
+                             new_hwm if new_hwm > old_hwm else old_hwm, new_leo)
+        out.append((act, with_changes(s, dict(partition_data=except_at(s.partition_data, b, data),
+                                    inv_sent=sent.union((v,)), aux_flo=new_flo, **ch_hwm))))

@@ -1,0 +1,225 @@
+"""State of the `kraft` model: one field per variable of the reference TLA+ spec.
+
+Vanlightly/kafka-tlaplus, kafka_data_replication/kraft/{kip-966,v3.5}, *_types.tla.
+Encoding of TLA+ values:
+- Nil -> None; NoLeader -> NO_LEADER (-1, never a broker id: brokers are 1..n);
+- model values (statuses, roles, message types, errors) -> IntEnum members;
+- a record -> a NamedTuple below; a set -> frozenset; a sequence -> tuple;
+- a function over Brokers ([b \\in Brokers |-> ...]) -> tuple indexed by b - 1
+  (use the helpers at the bottom; never index with b directly).
+Both variants share this layout; in v3_5 the ELR fields stay empty and the
+counters record is `V35Ctrs`.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import NamedTuple
+
+NO_LEADER = -1
+INT_MAX = 10000  # IntMax of the reference (aux_flo's "no offset written yet")
+
+
+class BrokerStatus(IntEnum):  # broker side
+    OFFLINE_CLEAN = 0
+    OFFLINE_DIRTY = 1
+    STARTING = 2
+    RUNNING = 3
+
+
+class RegStatus(IntEnum):  # controller side
+    FENCED = 0
+    UNFENCED = 1
+
+
+class Role(IntEnum):  # partition_status; None = Nil (not a replica)
+    Leader = 0
+    Follower = 1
+
+
+class MsgType(IntEnum):
+    RegisterBrokerRequest = 0
+    RegisterBrokerResponse = 1
+    AlterPartitionRequest = 2
+    AlterPartitionResponse = 3
+    FetchRequest = 4
+    FetchResponse = 5
+
+
+class ErrorCode(IntEnum):  # None = Nil (no error)
+    IneligibleReplica = 0
+    FencedLeaderEpoch = 1
+    UnknownLeaderEpoch = 2
+    NotLeaderOrFollower = 3
+
+
+class RecordType(IntEnum):  # metadata log entry types
+    PartitionChangeRecord = 0
+
+
+# ---- records ---------------------------------------------------------------
+
+class BrokerState(NamedTuple):  # BrokerSideState
+    status: BrokerStatus
+    broker_epoch: int
+    incarnation_id: int
+    registered: bool
+
+
+class BrokerReg(NamedTuple):  # ControllerSideBrokerState
+    status: RegStatus
+    broker_epoch: int
+    incarnation_id: int
+
+
+class PartitionFetchState(NamedTuple):
+    fetch_offset: int
+    last_fetched_epoch: int
+    delayed: bool
+
+
+class BrokerFetcher(NamedTuple):
+    partition: PartitionFetchState | None
+    pending_response: bool
+
+
+class PeerReplicaState(NamedTuple):
+    leo: int | None
+    broker_epoch: int
+
+
+class ControllerPartitionMetadata(NamedTuple):
+    replicas: frozenset
+    isr: frozenset
+    elr: frozenset            # kip966 only; empty in v3_5
+    last_known_elr: frozenset # kip966 only; empty in v3_5
+    leader: int               # a broker id or NO_LEADER
+    leader_epoch: int
+    partition_epoch: int
+    adding: frozenset
+    removing: frozenset
+
+
+class ReplicaPartitionMetadata(NamedTuple):
+    replicas: frozenset
+    isr: frozenset
+    maximal_isr: frozenset
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+
+
+class PartitionRecord(NamedTuple):
+    epoch: int
+    offset: int
+    value: str
+
+
+class PartitionData(NamedTuple):
+    log: tuple  # of PartitionRecord, log[i] has offset i + 1
+    hwm: int
+    leo: int
+
+
+class PendingAlterPartition(NamedTuple):  # partition_pending_ap[b]
+    epoch: int
+    request: object  # the AlterPartitionRequest message in flight, or None
+
+
+class PartitionChangeRecord(NamedTuple):  # an entry of the metadata logs
+    type: RecordType
+    isr: frozenset
+    elr: frozenset
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    replicas: frozenset
+    last_known_elr: frozenset
+    # ApplyPartitionChange's records carry adding/removing; Init's record has
+    # no such fields (a different TLA+ value): None stands for "absent".
+    adding: frozenset | None = None
+    removing: frozenset | None = None
+
+
+class Kip966Ctrs(NamedTuple):  # StateSpaceLimitCtrs of kip-966
+    incarn_ctr: int
+    data_loss_shutdown_ctr: int
+    no_data_loss_shutdown_ctr: int
+    fence_broker_ctr: int
+    leader_shrink_isr_ctr: int
+    reassignment_ctr: int
+
+
+class V35Ctrs(NamedTuple):  # StateSpaceLimitCtrs of v3.5
+    incarn_ctr: int
+    clean_shutdown_ctr: int
+    unclean_shutdown_ctr: int
+    fence_broker_ctr: int
+    leader_shrink_isr_ctr: int
+    reassignment_ctr: int
+
+
+# ---- the state -------------------------------------------------------------
+
+class KraftState(NamedTuple):
+    """The 23 variables of the reference, in the order of its `vars`."""
+
+    # controller
+    con_unfenced: frozenset
+    con_broker_reg: tuple            # b -> BrokerReg
+    con_partition_metadata: ControllerPartitionMetadata
+    con_metadata_log: tuple          # of PartitionChangeRecord
+    # broker
+    broker_state: tuple              # b -> BrokerState
+    broker_fetchers: tuple           # b -> (b1 -> BrokerFetcher)
+    broker_metadata_log: tuple       # b -> tuple of PartitionChangeRecord
+    # partition, per broker
+    partition_status: tuple          # b -> Role | None
+    partition_metadata: tuple        # b -> ReplicaPartitionMetadata
+    partition_data: tuple            # b -> PartitionData
+    partition_leso: tuple            # b -> int | None
+    partition_replica_state: tuple   # b -> (b1 -> PeerReplicaState)
+    partition_pending_ap: tuple      # b -> PendingAlterPartition
+    # network
+    messages: frozenset              # in flight
+    messages_discard: frozenset      # processed
+    # invariant bookkeeping (not protocol)
+    inv_sent: frozenset              # of values
+    inv_pos_acked: frozenset
+    inv_neg_acked: frozenset
+    inv_true_hwm: int
+    inv_consumed: tuple              # of PartitionRecord
+    # state-space bookkeeping (not protocol)
+    aux_broker_epoch: int
+    aux_ctrs: tuple                  # Kip966Ctrs | V35Ctrs
+    aux_flo: tuple                   # b -> int
+
+
+VARIABLES: tuple[str, ...] = KraftState._fields
+
+
+def at(fn: tuple, b: int):
+    """fn[b] for a TLA+ function over Brokers = 1..n."""
+    return fn[b - 1]
+
+
+def except_at(fn: tuple, b: int, value) -> tuple:
+    """[fn EXCEPT ![b] = value]."""
+    items = list(fn)  # faster than slicing and concatenating for short tuples
+    items[b - 1] = value
+    return tuple(items)
+
+
+# ---- building successor states fast ------------------------------------------
+
+FIELD_INDEX: dict[str, int] = {name: i for i, name in enumerate(VARIABLES)}
+_new_tuple = tuple.__new__
+
+
+def with_changes(state: KraftState, changes: dict) -> KraftState:
+    """state._replace(**changes), about twice as fast (a hot path: one call per
+    successor). Unchanged variables keep their objects, as the engine needs."""
+    items = list(state)
+    index = FIELD_INDEX
+    for name, value in changes.items():
+        items[index[name]] = value
+    return _new_tuple(KraftState, items)

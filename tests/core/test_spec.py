@@ -1,0 +1,104 @@
+"""Spec loading and validation (checker/spec.py) and the registry (checker/registry.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.errors import SpecError
+from checker.registry import build, resolve_constants, model_def, select_properties
+from checker.spec import UNSET, load_spec, parse_set, parse_sets
+from model.base import ModelConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write(tmp_path, text, name="s.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_toy_specs_load_with_defaults_filled_in():
+    spec = load_spec(ROOT / "specs" / "toy-twophase.toml")
+    assert (spec.name, spec.model, spec.variant) == ("toy-twophase", "twophase", "standard")
+    assert spec.constants == {"RM": ["r1", "r2", "r3"], "RMCount": 0}
+    assert spec.depth is None and spec.check_deadlock is False and spec.fingerprint_bits == 64
+    assert spec.expect == {"outcome": "pass", "distinct": 288}
+    model, props = spec.build()
+    assert [p.name for p in props] == ["TPTypeOK", "TCConsistent", "AllCommitted"]
+    spec = load_spec(ROOT / "specs" / "toy-diehard.toml")
+    assert spec.expect == {"outcome": "violation", "violated": "NotSolved", "depth": 6}
+
+
+def test_depth_override_semantics(tmp_path):
+    p = write(tmp_path, 'model = "diehard"\ndepth = 4\n')
+    assert load_spec(p).depth == 4
+    assert load_spec(p, depth=UNSET).depth == 4
+    assert load_spec(p, depth=None).depth is None
+    assert load_spec(p, depth=9).depth == 9
+    with pytest.raises(SpecError):
+        load_spec(p, depth=True)
+
+
+def test_overrides_and_variant_default(tmp_path):
+    p = write(tmp_path, 'model = "diehard"\n[constants]\nGoal = 2\n')
+    spec = load_spec(p, {"Goal": 1, "BigCapacity": 7})
+    assert spec.variant == "standard"
+    assert spec.constants == {"BigCapacity": 7, "SmallCapacity": 3, "Goal": 1}
+    assert spec.overrides == {"Goal": 1, "BigCapacity": 7}
+    with pytest.raises(SpecError, match="Goal must be int"):
+        load_spec(p, {"Goal": False})
+    with pytest.raises(SpecError, match="rejected"):
+        load_spec(p, {"SmallCapacity": 9})
+
+
+def test_options_fingerprint_view_invariants(tmp_path):
+    p = write(tmp_path, 'model = "twophase"\nfingerprint = "xxh3_128"\nview = "no_msgs"\n'
+                        'invariants = ["TCConsistent"]\ncheck_deadlock = true\n')
+    spec = load_spec(p)
+    assert spec.fingerprint_bits == 128 and spec.view == "no_msgs" and spec.check_deadlock
+    assert [q.name for q in spec.build()[1]] == ["TCConsistent"]
+    cfg = spec.config()
+    assert cfg["invariants"] == ["TCConsistent"] and cfg["fingerprint"] == "xxh3_128"
+
+
+@pytest.mark.parametrize("text", [
+    "3", "false", '"A"', '["A", "B"]', "{ a = 1 }", "-7",
+])
+def test_parse_set_reads_toml_values(text):
+    import tomllib
+    name, value = parse_set(f"X={text}")
+    assert name == "X" and value == tomllib.loads(f"v = {text}")["v"]
+
+
+@pytest.mark.parametrize("bad", ["X", "=3", "X=A", "X=[1,", ""])
+def test_parse_set_rejects(bad):
+    with pytest.raises(SpecError):
+        parse_set(bad)
+
+
+def test_parse_sets_later_wins():
+    assert parse_sets(["A=1", "A=2", "B=true"]) == {"A": 2, "B": True}
+
+
+def test_registry_build_and_errors():
+    model, props = build("twophase", "standard", {"RMCount": 4})
+    assert model.rms == ("r1", "r2", "r3", "r4") and props
+    with pytest.raises(SpecError, match="unknown model"):
+        build("nope", None, {})
+    with pytest.raises(SpecError, match="unknown variant"):
+        build("twophase", "nope", {})
+    with pytest.raises(SpecError, match="unknown constant"):
+        build("twophase", None, {"Nope": 1})
+    with pytest.raises(SpecError, match="must be int"):
+        build("twophase", None, {"RMCount": True})
+    with pytest.raises(SpecError, match="list of str"):
+        build("twophase", None, {"RM": ["a", 1]})
+    with pytest.raises(ModelConfigError):
+        build("twophase", None, {"RMCount": -1})
+    defn = model_def("diehard")
+    assert resolve_constants(defn, "standard", {}) == {"BigCapacity": 5, "SmallCapacity": 3, "Goal": 4}
+    with pytest.raises(SpecError, match="unknown property"):
+        select_properties(props, ["TCConsistent", "Nope"])
+    assert [p.name for p in select_properties(props, ["TCConsistent", "TCConsistent"])] == ["TCConsistent"]
