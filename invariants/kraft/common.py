@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from model.kraft.state import KraftState
+
 KIP966 = "kip966"
 V3_5 = "v3_5"
 
@@ -52,3 +54,75 @@ def context_of(model) -> KraftContext:
         min_isr=int(_constant(model, "MinISR")),
         values=frozenset(str(v) for v in values),
     )
+
+
+MEMO_LIMIT = 1 << 14
+
+
+class Memo(dict):
+    """A predicate's identity memo (id -> object). It pickles empty: ids mean
+    nothing in another process, and a shipped predicate should stay small."""
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return (Memo, ())
+
+
+def memo_true_by_identity(predicate, *variables: str):
+    """`predicate`, remembering the states it held on by the identity of the
+    variables it reads. A successor shares the objects of the variables it
+    does not change, so a new state often has exactly the objects an already
+    checked state had. Only TRUE results are remembered (a violation stops the
+    search anyway); the memo holds the objects, so an id cannot be reused
+    while it is remembered. `variables` must be every variable `predicate`
+    reads: the memo is sound only then."""
+    index = tuple(KraftState._fields.index(v) for v in variables)
+    memo = Memo()
+    if len(index) == 1:
+        (i,) = index
+
+        def memoized(s) -> bool:
+            x = s[i]
+            if memo.get(id(x)) is x:
+                return True
+            if not predicate(s):
+                return False
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[id(x)] = x
+            return True
+    elif len(index) == 2:
+        i, j = index
+
+        def memoized(s) -> bool:
+            a = s[i]
+            b = s[j]
+            hit = memo.get((id(a), id(b)))
+            if hit is not None and hit[0] is a and hit[1] is b:
+                return True
+            if not predicate(s):
+                return False
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[(id(a), id(b))] = (a, b)
+            return True
+    else:
+        def memoized(s) -> bool:
+            objs = tuple(s[k] for k in index)
+            key = tuple(map(id, objs))
+            hit = memo.get(key)
+            if hit is not None and all(x is y for x, y in zip(hit, objs)):
+                return True
+            if not predicate(s):
+                return False
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = objs
+            return True
+
+    memoized.__name__ = predicate.__name__
+    memoized.__qualname__ = predicate.__qualname__
+    memoized.__doc__ = predicate.__doc__
+    memoized.unmemoized = predicate
+    return memoized

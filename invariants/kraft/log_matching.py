@@ -11,7 +11,7 @@ from __future__ import annotations
 from model.base import EvaluationError
 from model.kraft.state import Role
 
-from invariants.kraft.common import KraftContext
+from invariants.kraft.common import KraftContext, memo_true_by_identity
 
 LEADER = Role.Leader
 _UNSET = object()
@@ -47,7 +47,7 @@ def log_matching(ctx: KraftContext):
                 return True
         return True
 
-    return LogMatchingProperty
+    return memo_true_by_identity(LogMatchingProperty, "partition_data")
 
 
 def metadata_log_matching(ctx: KraftContext):

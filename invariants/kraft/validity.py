@@ -30,15 +30,13 @@ from model.kraft.state import (
     V35Ctrs,
 )
 
-from invariants.kraft.common import KIP966, KraftContext
+from invariants.kraft.common import KIP966, MEMO_LIMIT, KraftContext, Memo
 
 FENCED = RegStatus.FENCED
 UNFENCED = RegStatus.UNFENCED
 RUNNING = BrokerStatus.RUNNING
 LEADER = Role.Leader
 FOLLOWER = Role.Follower
-
-_MEMO_LIMIT = 1 << 14
 
 
 def _nat(x) -> bool:
@@ -50,15 +48,14 @@ def _memoized(check):
     of what it does not change (variables, per-broker rows, records), so most
     of a new state was already checked: remember the well-typed objects (and
     hold them, so that an id cannot be reused while it is remembered)."""
-    memo: dict = {}
-    get = memo.get
+    memo = Memo()
 
     def checked(x) -> bool:
-        if get(id(x)) is x:
+        if memo.get(id(x)) is x:
             return True
         if not check(x):
             return False
-        if len(memo) >= _MEMO_LIMIT:
+        if len(memo) >= MEMO_LIMIT:
             memo.clear()
         memo[id(x)] = x
         return True
@@ -166,7 +163,7 @@ def type_ok(ctx: KraftContext):
     )
     # each variable's memo inlined here (a call per variable costs as much as
     # the lookups): most variables of a new state are its parent's objects
-    plan = tuple((KraftState._fields.index(name), check, {}) for name, check in checks)
+    plan = tuple((KraftState._fields.index(name), check, Memo()) for name, check in checks)
 
     def TypeOK(s) -> bool:
         for index, check, memo in plan:
@@ -174,7 +171,7 @@ def type_ok(ctx: KraftContext):
             if memo.get(id(x)) is not x:
                 if not check(x):
                     return False
-                if len(memo) >= _MEMO_LIMIT:
+                if len(memo) >= MEMO_LIMIT:
                     memo.clear()
                 memo[id(x)] = x
         return True
@@ -220,19 +217,17 @@ def valid_replica_state(ctx: KraftContext):
 def valid_fetcher_state(ctx: KraftContext):
     """ValidFetcherState: a broker fetches the partition from at most one peer;
     a leader from none, a follower from one."""
-    n = ctx.broker_count
 
     def ValidFetcherState(s) -> bool:
         status = s.partition_status
-        for i, row in enumerate(s.broker_fetchers):
-            # with_partition: peers b1 with broker_fetchers[b][b1].partition # Nil
-            count = 0      # all such b1
-            others = 0     # such b1 # b
-            for j in range(n):
-                if row[j].partition is not None:
+        i = 0
+        for row in s.broker_fetchers:
+            # peers b1 with broker_fetchers[b][b1].partition # Nil: all, and b1 # b
+            count = 0
+            for f in row:
+                if f.partition is not None:
                     count += 1
-                    if j != i:
-                        others += 1
+            others = count - 1 if row[i].partition is not None else count
             # ~\E b1, b2: b # b1, b1 # b2, both with the partition (b2 may be b)
             if others and count >= 2:
                 return False
@@ -243,6 +238,7 @@ def valid_fetcher_state(ctx: KraftContext):
             elif st == FOLLOWER:
                 if not others:
                     return False
+            i += 1
         return True
 
     return ValidFetcherState

@@ -203,7 +203,10 @@ def at(fn: tuple, b: int):
 
 
 def except_at(fn: tuple, b: int, value) -> tuple:
-    """[fn EXCEPT ![b] = value]."""
+    """[fn EXCEPT ![b] = value]; `fn` itself when fn[b] already is `value`
+    (so the engine sees the variable unchanged and skips re-encoding it)."""
+    if fn[b - 1] is value:
+        return fn
     items = list(fn)  # faster than slicing and concatenating for short tuples
     items[b - 1] = value
     return tuple(items)

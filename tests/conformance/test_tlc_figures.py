@@ -60,3 +60,14 @@ def test_generated_per_action_matches_tlc(row, results):
     extra = {name: n for name, n in r.per_action_generated.items()
              if name not in row["per_action_generated"] and n}
     assert not extra, f"actions TLC does not have generated states: {extra}"
+
+
+@pytest.mark.parametrize("row", [_param(r) for r in ROWS])
+def test_witnesses_are_not_vacuous(row, results):
+    """Every configuration commits a record, so the completeness invariants
+    were exercised; an unclean shutdown happens exactly when one is allowed."""
+    model, r = _run(row, results)
+    assert r.sometimes["RecordCommitted"] is not None
+    c = row["constants"]
+    lossy = c.get("DataLossShutdownLimit", c.get("UncleanShutdownLimit", 0))
+    assert (r.sometimes["UncleanShutdownHappened"] is not None) == (lossy > 0)

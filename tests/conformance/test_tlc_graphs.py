@@ -187,3 +187,58 @@ def test_transitions_equal_tlcs(graph):
 
 def test_diff_levels_reports_agreement(graph):
     assert diff_levels(_model(graph), graph) is None
+
+
+# ---- diff_levels finds and explains a difference ----------------------------
+
+class _Mutant:
+    """The model with its successors edited by `edit(action, state) -> list`."""
+
+    def __init__(self, model, edit):
+        self._model = model
+        self._edit = edit
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def init_states(self):
+        return self._model.init_states()
+
+    def successors(self, state):
+        out = []
+        for a, t in self._model.successors(state):
+            out += self._edit(a, t)
+        return out
+
+
+def test_diff_levels_explains_a_missing_action():
+    graph = load_graph(graph_path("kip966-b2"))
+    mutant = _Mutant(_model(graph), lambda a, t: [] if a.name == "WriteRecordToLeader" else [(a, t)])
+    d = diff_levels(mutant, graph)
+    assert d is not None and d.kind == "states" and d.level == 1
+    assert d.tlc_only and not d.ours_only
+    assert "WriteRecordToLeader(1)" in d.text
+
+
+def test_diff_levels_shows_the_differing_fields():
+    graph = load_graph(graph_path("kip966-b2"))
+
+    def edit(a, t):
+        if a.name == "SendFetchRequest":
+            t = t._replace(aux_broker_epoch=t.aux_broker_epoch + 40)
+        return [(a, t)]
+
+    d = diff_levels(_Mutant(_model(graph), edit), graph)
+    assert d is not None and d.kind == "states" and d.level == 1
+    assert len(d.ours_only) == 1 and len(d.tlc_only) == 1
+    assert "aux_broker_epoch: 42 -> 2" in d.text
+    assert "SendFetchRequest(2)" in d.text
+
+
+def test_diff_levels_compares_transitions_with_multiplicity():
+    graph = load_graph(graph_path("kip966-b2"))
+    twice = _Mutant(_model(graph), lambda a, t: [(a, t)] * (2 if a.name == "ReceiveFetchRequest" else 1))
+    d = diff_levels(twice, graph)
+    assert d is not None and d.kind == "transitions" and d.ours_only and not d.tlc_only
+    relabel = diff_levels(_model(graph), graph, label=lambda a: tlc_label(a).replace("(1)", "(2)"))
+    assert relabel is not None and relabel.kind == "transitions"

@@ -7,7 +7,8 @@ AvoidLastReplicaStanding = FALSE):
 - TLC's own counterexample (its action labels) replays in our model and ends
   in a state violating that property;
 - the same constants under kip966 violate nothing (bounded depth: the kip966
-  state spaces of these constants are large).
+  state spaces of these constants are large; NoCommittedRecordLostGlobally
+  left out, as the reference's .cfg says, when the lossy shutdowns reach MinISR).
 """
 from __future__ import annotations
 
@@ -79,9 +80,23 @@ def _kip966_param(row):
 
 @pytest.mark.parametrize("row", [_kip966_param(r) for r in ROWS])
 def test_kip966_does_not_lose_data(row):
-    model, props = build("kraft", "kip966", as_kip966(row["constants"]))
+    constants = as_kip966(row["constants"])
+    model, props = build("kraft", "kip966", constants)
     depth = row["steps"] + KIP966_EXTRA_DEPTH
-    r = check(model, props, CheckOptions(max_depth=depth))
+    # The reference's .cfg: "Comment out [NoCommittedRecordLostGlobally] when
+    # MinISR = DataLossShutdownLimit": KIP-966 tolerates MinISR - 1 lossy
+    # shutdowns, so with as many as MinISR an acked record may be lost with
+    # no protocol fault (e.g. MinISR = 1: the sole ISR member loses its disk).
+    beyond_tolerance = constants["DataLossShutdownLimit"] >= constants["MinISR"]
+    checked = [p for p in props
+               if not (beyond_tolerance and p.name == "NoCommittedRecordLostGlobally")]
+    r = check(model, checked, CheckOptions(max_depth=depth))
     assert not r.violations, [(v.property, v.depth, [str(a) for a, _ in v.trace[1:]])
                               for v in r.violations]
     assert len(r.per_level_distinct) == depth + 1 or r.exhausted
+    assert r.sometimes["RecordCommitted"] is not None
+    assert r.sometimes["UncleanShutdownHappened"] is not None
+    if beyond_tolerance:  # why the .cfg drops it: the loss is real, found within the bound
+        lost = [p for p in props if p.name == "NoCommittedRecordLostGlobally"]
+        r = check(model, lost, CheckOptions(max_depth=depth))
+        assert r.violated == ["NoCommittedRecordLostGlobally"]

@@ -720,6 +720,7 @@ def diff_levels(model, graph, max_report: int = 3, label=tlc_label) -> LevelDiff
                         lines.append(f"   our {tlc_par[i][1]} successor closest to it (ours -> TLC's):")
                         lines += ["   " + d for d in state_diff(c, s)]
                         continue
+                    lines.append(f"   we generate no {tlc_par[i][1]} from that parent (TLC does)")
             other = closest(s, ours) if ours else None
             if other is None:
                 lines.append("   (we have no state at this level)")

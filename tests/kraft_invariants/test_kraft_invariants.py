@@ -330,3 +330,51 @@ def test_witnesses(k):
         assert k.holds("ElrNonEmpty", con_md(s, isr=frozenset({1}), elr=frozenset({2})))
     else:
         assert "ElrNonEmpty" not in k.props
+
+
+# ---- the identity memo -----------------------------------------------------
+
+def test_memo_remembers_only_true_and_only_the_same_objects(k):
+    from invariants.kraft.common import memo_true_by_identity
+
+    calls = []
+
+    def Probe(s):
+        calls.append(s)
+        return s.inv_true_hwm == 1
+
+    for variables in (("inv_true_hwm",), ("inv_true_hwm", "inv_sent"),
+                      ("inv_true_hwm", "inv_sent", "inv_consumed")):
+        calls.clear()
+        p = memo_true_by_identity(Probe, *variables)
+        assert p.__name__ == "Probe"
+        assert p(k.init) and p(k.init) and len(calls) == 1          # TRUE remembered
+        assert p(k.init._replace(aux_flo=(1, 2, 3))) and len(calls) == 1  # unread variable
+        bad = k.init._replace(inv_true_hwm=2)
+        assert not p(bad) and not p(bad) and len(calls) == 3         # FALSE never remembered
+        equal_copy = k.init._replace(inv_sent=frozenset(k.init.inv_sent | {"A"}) - {"A"})
+        assert p(equal_copy) and len(calls) == 4 - (len(variables) == 1)  # identity, not equality
+
+
+def test_predicates_pickle_without_their_memos(k):
+    import pickle
+
+    from invariants.kraft.common import Memo
+
+    assert pickle.loads(pickle.dumps(Memo({1: "x"}))) == {}
+    try:
+        import cloudpickle
+    except ImportError:  # pyspark vendors it
+        cloudpickle = pytest.importorskip("pyspark.cloudpickle")
+    fresh = {name: p for name, p in Setup(k.variant).props.items()}
+    sizes = {name: len(cloudpickle.dumps(p.predicate)) for name, p in fresh.items()}
+    states = [k.init] + [k.init._replace(inv_true_hwm=h) for h in range(2, 50)]
+    for p in fresh.values():
+        for s in states:
+            p.predicate(s)
+    for name, p in fresh.items():
+        assert len(cloudpickle.dumps(p.predicate)) == sizes[name], name
+        copy = cloudpickle.loads(cloudpickle.dumps(p.predicate))
+        assert copy(k.init) == p.predicate(k.init), name
+    type_ok = cloudpickle.loads(cloudpickle.dumps(fresh["TypeOK"].predicate))
+    assert not type_ok(k.init._replace(con_unfenced=frozenset({4})))
