@@ -23,10 +23,7 @@ def properties_for(model) -> list[Property]:
 
 def _load_all() -> None:
     import invariants.examples  # noqa: F401  (toy models)
-    try:
-        import invariants.kraft  # noqa: F401
-    except ImportError:  # not written yet
-        pass
+    import invariants.kraft  # noqa: F401
 
 
 _load_all()

@@ -14,10 +14,7 @@ def register(defn: ModelDef) -> ModelDef:
 def _load_all() -> None:
     # Importing a model package registers it. A model added later adds one line.
     import model.examples  # noqa: F401  (toy models: twophase, diehard)
-    try:
-        import model.kraft  # noqa: F401
-    except ImportError:  # not written yet
-        pass
+    import model.kraft  # noqa: F401
 
 
 _load_all()

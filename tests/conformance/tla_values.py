@@ -315,8 +315,6 @@ def _value(v) -> str:  # a producer value: model value A or string "A"
     raise TLAValueError(f"a value of Values expected, got {v!r}")
 
 
-_ABSENT = object()
-
 
 def _record(cls, v, conv: dict, defaults: dict | None = None, drop: Iterable[str] = ()):
     """A TLA+ record -> NamedTuple `cls`: every field converted, none left over."""

@@ -1,0 +1,425 @@
+"""The work the Spark engine runs on the executors (Python workers).
+
+Every function here is a pure function of a `TaskConfig` and the records it
+is given, so Spark may re-run a task (failure, lost executor) and get the same
+output: nothing is counted outside the data it returns.
+
+One BFS level (ARCHITECTURE.md, "Engines"):
+
+1. `expand_partition`: rebuild the frontier states of one level file, expand
+   them in BFS order with checker.engine.expand_chunk (the local engine's
+   successor generation, encoding and fingerprints), drop the successors the
+   task already produced or holds in its frontier (within-task dedup before
+   the shuffle), and route each kept successor to the partition of its
+   fingerprint. Task statistics (generated, per-action generated, deadlocks,
+   errors) travel as records too.
+2. `route_seen`: the seen fingerprints of partition q (one packed blob per
+   partition) travel to partition q in the same shuffle.
+3. `merge_partition`: per fingerprint keep the witness with the smallest BFS
+   position, drop what is in the seen blob, sort the new states by position,
+   check the properties on each new state, and emit the level's rows: new
+   states with their parent pointers, the grown seen blob, one statistics row.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import traceback
+from collections import Counter
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any, Iterable, Iterator
+
+from checker.spark import codec
+
+# Level-file rows: (kind, part, seq, n, fps, keys, parents, actions, states, payload)
+STATES, SEEN, STATS = "states", "seen", "stats"
+BATCH = 2048  # states per level-file row and per shuffled record batch
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """What an executor needs to rebuild the model and do a level's work."""
+
+    model: str
+    variant: str
+    constants_json: str            # json.dumps(resolved constants, sort_keys=True)
+    properties: tuple              # selected property names (always and sometimes)
+    view: tuple | None             # resolved view variables (None: every variable)
+    bits: int = 64
+    check_deadlock: bool = False
+    stop_on_violation: bool = True
+    partitions: int = 4
+    inject_failure: tuple | None = None   # tests: (stage, level, partition) fails on attempt 0
+
+    @property
+    def constants(self) -> dict:
+        return json.loads(self.constants_json)
+
+
+# ---- per-process model cache (Python workers are reused across tasks) ---------
+
+class Worker:
+    """The model, properties, expansion context and decoder of one config."""
+
+    def __init__(self, cfg: TaskConfig):
+        from checker.engine import ExpandContext
+        from checker.registry import build, select_properties
+        from model.base import ALWAYS, SOMETIMES
+
+        self.model, props = build(cfg.model, cfg.variant, cfg.constants)
+        props = select_properties(props, list(cfg.properties))
+        self.always = [(p.name, p.predicate) for p in props if p.kind == ALWAYS]
+        self.sometimes = [(p.name, p.predicate) for p in props if p.kind == SOMETIMES]
+        # expansion without properties: they are checked once per new state in merge
+        self.ctx = ExpandContext.create(self.model, [], cfg.bits, cfg.view, cfg.check_deadlock,
+                                        stop_on_violation=False)
+        self.decoder = codec.StateDecoder(self.model)
+        self.action_bytes: dict = {}
+        self.action_names: dict = {}
+
+    def encode_action(self, action) -> bytes:
+        b = self.action_bytes.get(action)
+        if b is None:
+            from checker.encoding import encode
+            if len(self.action_bytes) > 100_000:
+                self.action_bytes.clear()
+            b = self.action_bytes[action] = encode(tuple(action))
+        return b
+
+    def action_name(self, abytes: bytes) -> str:
+        n = self.action_names.get(abytes)
+        if n is None:
+            from checker.encoding import decode
+            if len(self.action_names) > 100_000:
+                self.action_names.clear()
+            n = self.action_names[abytes] = decode(abytes)[0]
+        return n
+
+
+_workers: dict[TaskConfig, Worker] = {}
+
+
+def worker(cfg: TaskConfig) -> Worker:
+    w = _workers.get(cfg)
+    if w is None:
+        if len(_workers) > 8:
+            _workers.clear()
+        w = _workers[cfg] = Worker(cfg)
+    return w
+
+
+def _maybe_fail(cfg: TaskConfig, stage: str, level: int, index: int) -> None:
+    """Fault injection for the retry tests: fail the first attempt only."""
+    if cfg.inject_failure is None or tuple(cfg.inject_failure) != (stage, level, index):
+        return
+    from pyspark import TaskContext
+    tc = TaskContext.get()
+    if tc is not None and tc.attemptNumber() == 0:
+        raise RuntimeError(f"kmc: injected failure in {stage} task {index} of level {level}")
+
+
+def _crash(e: BaseException) -> str:
+    last = traceback.extract_tb(e.__traceback__)[-1:] if e.__traceback__ else []
+    where = f" ({last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
+    return f"{type(e).__name__}: {e}{where}"
+
+
+def route(q: int) -> int:
+    """The shuffle's partition function: records are keyed by their partition."""
+    return q
+
+
+# ---- preflight -----------------------------------------------------------------
+
+def preflight(cfg: TaskConfig, _index: int, _it: Iterable) -> Iterator[dict]:
+    """Can this executor import kmc and build the model? (one record per task)"""
+    import os
+    import sys
+    try:
+        w = worker(cfg)
+        import checker
+        yield {"ok": True, "pid": os.getpid(), "python": sys.version.split()[0],
+               "checker": getattr(checker, "__file__", "?"), "variables": len(w.model.variables)}
+    except Exception as e:  # noqa: BLE001 - reported to the driver as one line
+        yield {"ok": False, "error": _crash(e) if not _is_kmc_error(e) else " ".join(str(e).split())}
+
+
+def _is_kmc_error(e: BaseException) -> bool:
+    from checker.errors import KmcError
+    from model.base import ModelConfigError
+    return isinstance(e, (KmcError, ModelConfigError))
+
+
+# ---- stage 1: expand -------------------------------------------------------------
+
+class _StopAtError:
+    """A model wrapper whose successors() ends at the first EvaluationError
+    (remembered), so the successors before it are kept."""
+
+    def __init__(self, model):
+        self._model = model
+        self.error = None
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
+
+    def successors(self, state):
+        from model.base import EvaluationError
+        try:
+            yield from self._model.successors(state)
+        except EvaluationError as e:
+            self.error = e
+
+
+def _read_frontier(cfg: TaskConfig, rows: Iterable) -> list:
+    entries = []
+    for row in rows:
+        fps = codec.unpack_fps(row["fps"], cfg.bits)
+        entries.extend(zip(codec.unpack(row["keys"]), fps, codec.unpack(row["states"])))
+    entries.sort(key=itemgetter(0))  # BFS order: keys are distinct
+    return entries
+
+
+def expand_partition(cfg: TaskConfig, level: int, index: int, rows: Iterable) -> Iterator[tuple]:
+    """Expand the frontier rows of one task; yields (partition, record)."""
+    from checker.engine import expand_chunk
+    from checker.errors import EngineEvaluationError
+
+    _maybe_fail(cfg, "expand", level, index)
+    P = cfg.partitions
+    stats: dict[str, Any] = {"task": index, "parents": 0, "generated": 0, "by_action": {},
+                             "deadlock": None, "error": None}
+    names: Counter = Counter()
+    buckets: list[list] = [[] for _ in range(P)]
+    try:
+        w = worker(cfg)
+        ctx, decode, encode_action = w.ctx, w.decoder.decode, w.encode_action
+        entries = _read_frontier(cfg, rows)
+        stats["parents"] = len(entries)
+        task_seen = {fp for _, fp, _ in entries}  # the frontier is seen already
+        child_key = codec.child_key
+        for key, fp, parts in entries:
+            state, canon = decode(parts)
+            entry = (state, canon, fp)
+            try:
+                res = expand_chunk(ctx, [entry], task_seen)
+            except EngineEvaluationError as e:
+                # keep what the parent generated before the error: a property
+                # violated there comes first in BFS order (stop_on_violation)
+                guarded = _StopAtError(w.model)
+                res = expand_chunk(dataclasses.replace(ctx, model=guarded), [entry], task_seen)
+                stats["error"] = [child_key(key, len(res.new)), " ".join(str(e).split()), "evaluation"]
+            names.update(res.action_names)
+            if res.deadlocks and stats["deadlock"] is None:
+                stats["deadlock"] = [key, codec.fp_to_str(fp)]
+            for rank, (_, sparts, sfp, pfp, action) in enumerate(res.new):
+                bucket = buckets[sfp % P]
+                bucket.append((sfp, child_key(key, rank), pfp, encode_action(action), sparts))
+                if len(bucket) >= BATCH:
+                    yield (sfp % P, ("S", bucket))
+                    buckets[sfp % P] = []
+            if stats["error"] is not None:
+                break
+    except Exception as e:  # noqa: BLE001 - a model bug: reported, not retried
+        stats["error"] = [b"", _crash(e), "crash"]
+    for q, bucket in enumerate(buckets):
+        if bucket:
+            yield (q, ("S", bucket))
+    stats["generated"] = sum(names.values())
+    stats["by_action"] = dict(names)
+    yield (index % P, ("T", stats))
+
+
+def route_seen(cfg: TaskConfig, rows: Iterable) -> Iterator[tuple]:
+    """Seen rows of the previous level -> (partition, ("Z", blob)), re-split
+    when the level was written with another partition count."""
+    P = cfg.partitions
+    for row in rows:
+        if row["seq"] == P:
+            yield (row["part"], ("Z", row["fps"] or b""))
+            continue
+        split: list[list] = [[] for _ in range(P)]
+        for fp in codec.unpack_fps(row["fps"], cfg.bits):
+            split[fp % P].append(fp)
+        for q, fps in enumerate(split):
+            yield (q, ("Z", codec.pack_fps(fps, cfg.bits)))
+
+
+# ---- stage 2: merge ------------------------------------------------------------------
+
+def merge_partition(cfg: TaskConfig, level: int, pending: tuple, index: int,
+                    items: Iterable) -> Iterator[tuple]:
+    """Dedup, check and emit the rows of one partition of level `level`
+    (the level being produced). pending: sometimes properties not yet witnessed."""
+    _maybe_fail(cfg, "merge", level, index)
+    bits = cfg.bits
+    seen_blobs: list[bytes] = []
+    best: dict[int, tuple] = {}
+    expand_stats: list[dict] = []
+    for _, (kind, payload) in items:
+        if kind == "S":
+            get = best.get
+            for rec in payload:
+                cur = get(rec[0])
+                if cur is None or rec[1] < cur[1]:
+                    best[rec[0]] = rec
+        elif kind == "Z":
+            seen_blobs.append(payload)
+        else:
+            expand_stats.append(payload)
+    seen: set = set()
+    for blob in seen_blobs:
+        seen.update(codec.unpack_fps(blob, bits))
+    new = sorted((r for fp, r in best.items() if fp not in seen), key=itemgetter(1))
+    best.clear()
+
+    stats: dict[str, Any] = {"part": index, "new": len(new), "by_action": {}, "violations": {},
+                             "witnesses": {}, "error": None, "expand": expand_stats}
+    try:
+        w = worker(cfg)
+        _check(cfg, w, new, pending, stats)
+        stats["by_action"] = dict(Counter(w.action_name(r[3]) for r in new))
+    except Exception as e:  # noqa: BLE001
+        stats["error"] = [b"", _crash(e), "crash"]
+
+    new_fps = [r[0] for r in new]
+    for seq, start in enumerate(range(0, len(new), BATCH)):
+        batch = new[start:start + BATCH]
+        yield (STATES, index, seq, len(batch),
+               codec.pack_fps([r[0] for r in batch], bits),
+               codec.pack([r[1] for r in batch]),
+               codec.pack_fps([r[2] for r in batch], bits),
+               codec.pack([r[3] for r in batch]),
+               codec.pack([r[4] for r in batch]),
+               None)
+    blob = b"".join(seen_blobs) + codec.pack_fps(new_fps, bits)
+    yield (SEEN, index, cfg.partitions, len(seen) + len(new_fps), blob, None, None, None, None, None)
+    yield (STATS, index, 0, len(new), None, None, None, None, None, codec.pack(stats))
+
+
+def _check(cfg: TaskConfig, w: Worker, new: list, pending: tuple, stats: dict) -> None:
+    """The properties on each new state, in BFS order: per property the first
+    violation and the first witness; the first evaluation error ends it."""
+    from model.base import EvaluationError
+
+    always = w.always
+    sometimes = [(n, p) for n, p in w.sometimes if n in pending]
+    violations, witnesses = stats["violations"], stats["witnesses"]
+    decode = w.decoder.decode
+    stop = cfg.stop_on_violation
+    for fp, key, _, abytes, parts in new:
+        if not always and not sometimes:
+            return
+        state = decode(parts)[0]
+        name = None
+        try:
+            bad = False
+            for name, pred in always:
+                if not pred(state):
+                    bad = True
+                    if name not in violations:
+                        violations[name] = [key, codec.fp_to_str(fp)]
+            if sometimes:
+                for item in [x for x in sometimes if x[1](state)]:
+                    witnesses[item[0]] = [key, codec.fp_to_str(fp)]
+                    sometimes.remove(item)
+        except EvaluationError as e:
+            action = _action_text(abytes)
+            stats["error"] = [key, f"evaluation error in action {action}: {' '.join(str(e).split())}; "
+                                   f"state: {_summary(state)}", "evaluation"]
+            return
+        if bad and stop:
+            return  # nothing after the first violation can come first in BFS order
+
+
+def _action_text(abytes: bytes) -> str:
+    from checker.encoding import decode
+    from model.base import Action
+    name, params = decode(abytes)
+    return str(Action(name, tuple(params)))
+
+
+def _summary(state, limit: int = 300) -> str:
+    text = repr(state)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# ---- after a stop: counts up to the first event ------------------------------------
+
+def recount_generated(cfg: TaskConfig, cut_parent: bytes, cut_fp: int | None, index: int,
+                      rows: Iterable) -> Iterator[dict]:
+    """Successors generated before the cut, as the local engine counts them
+    when it stops: every successor of the parents before cut_parent and, of
+    cut_parent, those up to the first one whose fingerprint is cut_fp."""
+    w = worker(cfg)
+    ctx = w.ctx
+    fingerprint, select = ctx.fingerprint, ctx.select
+    from checker.encoding import encode
+    names: Counter = Counter()
+    for key, fp, parts in _read_frontier(cfg, rows):
+        if key > cut_parent:
+            break
+        state, canon = w.decoder.decode(parts)
+        if key < cut_parent:
+            names.update(a[0] for a, _ in w.model.successors(state))
+            continue
+        if cut_fp is None:
+            continue  # a deadlocked parent: it has no successors
+        for action, succ in w.model.successors(state):
+            names[action[0]] += 1
+            sparts = [p if a is b else encode(b) for p, a, b in zip(canon, state, succ)]
+            if fingerprint(select(sparts)) == cut_fp:
+                break
+    yield dict(names)
+
+
+def recount_distinct(cfg: TaskConfig, cut: bytes, inclusive: bool, index: int,
+                     rows: Iterable) -> Iterator[dict]:
+    """New states of the level up to the cut, per action name of their witness."""
+    w = worker(cfg)
+    names: Counter = Counter()
+    for row in rows:
+        for key, abytes in zip(codec.unpack(row["keys"]), codec.unpack(row["actions"])):
+            if key < cut or (inclusive and key == cut):
+                names[w.action_name(abytes)] += 1
+    yield dict(names)
+
+
+def deadlocks_at_bound(cfg: TaskConfig, index: int, rows: Iterable) -> Iterator[dict]:
+    """The first state (BFS order) of a level that has no successor, and the
+    first evaluation error met while looking."""
+    from model.base import EvaluationError
+    out: dict[str, Any] = {"deadlock": None, "error": None}
+    try:
+        w = worker(cfg)
+        for key, fp, parts in _read_frontier(cfg, rows):
+            state = w.decoder.decode(parts)[0]
+            try:
+                has_successor = next(iter(w.model.successors(state)), None) is not None
+            except EvaluationError as e:
+                out["error"] = [key, f"evaluation error: {' '.join(str(e).split())}; "
+                                     f"state: {_summary(state)}", "evaluation"]
+                break
+            if not has_successor and out["deadlock"] is None:
+                out["deadlock"] = [key, codec.fp_to_str(fp)]
+                if cfg.stop_on_violation:
+                    break
+    except Exception as e:  # noqa: BLE001
+        out["error"] = [b"", _crash(e), "crash"]
+    yield out
+
+
+# ---- counterexamples -------------------------------------------------------------------
+
+def find_pointers(cfg: TaskConfig, wanted: frozenset, index: int, rows: Iterable) -> Iterator[tuple]:
+    """(fp, parent fp, action bytes) of the wanted fingerprints in these rows."""
+    for row in rows:
+        fps = codec.unpack_fps(row["fps"], cfg.bits)
+        hits = [i for i, fp in enumerate(fps) if fp in wanted]
+        if not hits:
+            continue
+        parents = codec.unpack_fps(row["parents"], cfg.bits)
+        actions = codec.unpack(row["actions"])
+        for i in hits:
+            yield (codec.fp_to_str(fps[i]), codec.fp_to_str(parents[i]), actions[i])
