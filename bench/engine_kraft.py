@@ -53,7 +53,12 @@ def main() -> None:
     ap.add_argument("--no-props", action="store_true")
     ap.add_argument("--digest", action="store_true", help="print a digest of all fingerprints")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--gc", choices=("default", "off"), default="default",
+                    help="off: gc.disable() for the whole run (experiment)")
     args = ap.parse_args()
+    if args.gc == "off":
+        import gc
+        gc.disable()
     model, props = build(args.spec)
     if args.no_props:
         props = []

@@ -4,14 +4,20 @@ Text: NamedTuples as Name(field=value, ...), tuples as <<a, b>>, frozensets
 as {a, b} (elements in a fixed order), IntEnums by name, None as Nil, booleans
 as TRUE / FALSE, strings in double quotes.
 JSON: NamedTuples as objects, tuples and frozensets as arrays (frozensets in
-canonical order), IntEnums by name, None as null.
+canonical order), IntEnums by name, None as null; each step of a trace also
+carries "encoded", the state's canonical bytes (base64), from which
+`kmc trace` rebuilds the exact state (Model.from_plain) to render it again.
+
+A model's own trace view (checker/views) renders its traces more readably:
+pass `model=` to trace_text.
 """
 from __future__ import annotations
 
+import base64
 from enum import IntEnum
 from typing import Any, Sequence
 
-from checker.encoding import encode
+from checker.encoding import encode, encode_state, parts_to_bytes
 
 
 def _is_namedtuple(v: Any) -> bool:
@@ -76,14 +82,24 @@ def trace_json(property_name: str, trace: list) -> dict:
         names = _variables(state)
         changed = [n for j, n in enumerate(names) if prev is None or prev[j] != state[j]]
         steps.append({"step": i, "action": action_json(action), "changed": changed,
-                      "state": {n: to_json(x) for n, x in zip(names, state)}})
+                      "state": {n: to_json(x) for n, x in zip(names, state)},
+                      "encoded": encoded_state(state)})
         prev = state
     return {"property": property_name, "depth": len(trace) - 1, "steps": steps}
 
 
-def trace_text(property_name: str, trace: list, header: str = "") -> str:
+def encoded_state(state) -> str:
+    """A state's canonical bytes, base64 (decode with checker.encoding.decode_state)."""
+    return base64.b64encode(parts_to_bytes(encode_state(state))).decode("ascii")
+
+
+def trace_text(property_name: str, trace: list, header: str = "", model: Any = None) -> str:
     """Step 0 shows every variable; each later step its action and only the
-    variables it changed."""
+    variables it changed. With `model`, the model's trace view renders it
+    (kraft: per-broker changes, messages sent / received, the lost record)."""
+    if model is not None:
+        from checker.views import view_for
+        return view_for(model).text(property_name, trace, header)
     if not header:
         steps = len(trace) - 1
         header = (f"Deadlock reached after {steps} steps." if property_name == "Deadlock"

@@ -1,5 +1,8 @@
-"""What a run leaves behind: results/<spec-name>/<run-id>/ with summary.json
-and, per violated property, its shortest counterexample as JSON and as text.
+"""What a run leaves behind: results/<spec-name>/<run-id>/ with summary.json,
+report.html (checker/report.py) and, per violated property P, its shortest
+counterexample as trace-P.txt (readable text), trace-P.json (kmc's JSON),
+trace-P.itf.json (Apalache's Informal Trace Format) and trace-P.html (a
+self-contained page): see checker/traces.py.
 
 Files are written atomically (a temp file in the same directory, then
 os.replace), into a hidden temp directory renamed into place at the end, so
@@ -73,7 +76,10 @@ def summary(config: dict[str, Any], result: CheckResult, run_id: str | None = No
                           "kind": "deadlock" if v.property == DEADLOCK else "invariant",
                           "actions": [str(a) for a, _ in v.trace[1:]],
                           "trace_json": f"trace-{v.property}.json",
-                          "trace_text": f"trace-{v.property}.txt"} for v in result.violations]
+                          "trace_text": f"trace-{v.property}.txt",
+                          "trace_itf": f"trace-{v.property}.itf.json",
+                          "trace_html": f"trace-{v.property}.html"} for v in result.violations]
+    out["report"] = "report.html"
     out["sometimes"] = {name: {"witnessed": d is not None, "depth": d}
                         for name, d in result.sometimes.items()}
     out["properties_checked"] = list(result.properties)
@@ -84,8 +90,30 @@ def summary(config: dict[str, Any], result: CheckResult, run_id: str | None = No
     return out
 
 
-def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult) -> Path:
-    """Write the run's files; returns the run directory."""
+def _model_of(summary_obj: dict):
+    """The run's model, rebuilt from the summary's configuration (None if it
+    cannot be: the generic trace rendering is used then)."""
+    from checker import registry
+    config = summary_obj.get("config") or {}
+    try:
+        return registry.build(config["model"], config.get("variant"), config.get("constants") or {})[0]
+    except Exception:
+        return None
+
+
+def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult,
+              model=None) -> Path:
+    """Write the run's files; returns the run directory. `model`: the model
+    checked (rebuilt from the summary's configuration when not given), whose
+    trace view renders the counterexamples.
+
+    A view that fails to render a page or the ITF does not lose the run: the
+    error is recorded in summary.json under "render_errors"."""
+    from checker import traces
+    from checker.report import run_report
+
+    if model is None and result.violations:
+        model = _model_of(summary_obj)
     spec_dir = Path(root) / spec_name
     spec_dir.mkdir(parents=True, exist_ok=True)
     run_id = summary_obj["run_id"]
@@ -93,10 +121,28 @@ def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult
     tmp_dir = Path(tempfile.mkdtemp(dir=spec_dir, prefix=f".{run_id}.", suffix=".partial"))
     try:
         os.chmod(tmp_dir, 0o777 & ~_umask())  # mkdtemp creates 0700
+        errors = []
         for v in result.violations:
-            write_atomic(tmp_dir / f"trace-{v.property}.json",
+            names = traces.file_names(v.property)
+            write_atomic(tmp_dir / names["json"],
                          json.dumps(trace_json(v.property, v.trace), indent=1) + "\n")
-            write_atomic(tmp_dir / f"trace-{v.property}.txt", trace_text(v.property, v.trace))
+            write_atomic(tmp_dir / names["text"], trace_text(v.property, v.trace, model=model))
+            if model is None:
+                errors.append(f"{v.property}: the model could not be rebuilt; no ITF / HTML")
+                continue
+            try:
+                itf_obj = traces.render_itf(model, v.property, v.trace, summary_obj)
+                write_atomic(tmp_dir / names["itf"], json.dumps(itf_obj, indent=1) + "\n")
+                write_atomic(tmp_dir / names["html"], traces.render_html(model, v.property, v.trace,
+                                                                         summary_obj))
+            except Exception as e:  # a rendering bug must not cost the run's results
+                errors.append(f"{v.property}: {type(e).__name__}: {e}")
+        try:
+            write_atomic(tmp_dir / "report.html", run_report(summary_obj))
+        except Exception as e:
+            errors.append(f"report.html: {type(e).__name__}: {e}")
+        if errors:
+            summary_obj = {**summary_obj, "render_errors": errors}
         write_atomic(tmp_dir / "summary.json", json.dumps(summary_obj, indent=1) + "\n")
         os.replace(tmp_dir, final)
     except BaseException:

@@ -18,6 +18,7 @@ and raises SpecError / ModelConfigError (both exit 2) with one clear line.
     violated = "TCConsistent"   # a name (or list of names)
     depth = 7                   # steps of the shortest counterexample
     distinct = 288
+    quick = true                # run by `kmc regress --quick` (CI)
 """
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
 TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
                   "check_deadlock", "fingerprint", "view", "expect")
 EXPECT_KEYS = {"outcome": str, "violated": (str, list), "depth": int, "distinct": int,
-               "generated": int, "per_level_distinct": list}
+               "generated": int, "per_level_distinct": list,
+               "quick": bool}  # quick: in the quick regression set (`kmc regress --quick`)
 
 
 class _Unset:

@@ -24,6 +24,7 @@ def properties_for(model) -> list[Property]:
 def _load_all() -> None:
     import invariants.examples  # noqa: F401  (toy models)
     import invariants.kraft  # noqa: F401
+    import invariants.zk  # noqa: F401
 
 
 _load_all()

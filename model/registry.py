@@ -15,6 +15,7 @@ def _load_all() -> None:
     # Importing a model package registers it. A model added later adds one line.
     import model.examples  # noqa: F401  (toy models: twophase, diehard)
     import model.kraft  # noqa: F401
+    import model.zk  # noqa: F401
 
 
 _load_all()

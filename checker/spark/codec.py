@@ -23,7 +23,7 @@ from typing import Iterable, Sequence
 
 import msgpack
 
-from checker.encoding import decode_state
+from checker.encoding import decode_state, parts_to_bytes
 
 _BIG = sys.byteorder == "big"
 _MASK64 = (1 << 64) - 1
@@ -43,6 +43,24 @@ _COMPONENTS = [key_component(i) for i in range(4096)]
 
 def child_key(parent_key: bytes, rank: int) -> bytes:
     return parent_key + (_COMPONENTS[rank] if rank < 4096 else key_component(rank))
+
+
+def key_components(key: bytes) -> list[int]:
+    out, i = [], 0
+    while i < len(key):
+        if key[i:i + 2] == b"\xff\xff":
+            out.append(int.from_bytes(key[i + 2:i + 6], "big"))
+            i += 6
+        else:
+            out.append(int.from_bytes(key[i:i + 2], "big"))
+            i += 2
+    return out
+
+
+def parent_key(key: bytes) -> bytes:
+    """The key without its last component (the parent's position)."""
+    comps = key_components(key)
+    return b"".join(key_component(c) for c in comps[:-1])
 
 
 # ---- fingerprints ------------------------------------------------------------
@@ -114,7 +132,7 @@ class StateDecoder:
         hits = [c.get(p, _MISSING) for c, p in zip(caches, parts)]
         if _MISSING not in hits and self.make is not None:
             return self.make([h[1] for h in hits]), [h[0] for h in hits]
-        state = self.model.from_plain(decode_state(b"".join((_header(len(parts)), *parts))))
+        state = self.model.from_plain(decode_state(parts_to_bytes(parts)))
         if self.make is None:
             self.make = type(state)._make
         canon = []
@@ -127,22 +145,3 @@ class StateDecoder:
             canon.append(h[0])
             values.append(h[1])
         return self.make(values), canon
-
-
-def _header(n: int) -> bytes:
-    if n < 16:
-        return bytes([0x90 | n])
-    if n < 1 << 16:
-        return b"\xdc" + n.to_bytes(2, "big")
-    return b"\xdd" + n.to_bytes(4, "big")
-
-
-def iter_batch_entries(row) -> Iterable[tuple]:
-    """(fp, key, parent fp, action bytes, parts) of every state in a level row."""
-    bits = row["bits"] if "bits" in row else 64
-    fps = unpack_fps(row["fps"], bits)
-    parents = unpack_fps(row["parents"], bits)
-    keys = unpack(row["keys"])
-    actions = unpack(row["actions"])
-    states = unpack(row["states"])
-    return zip(fps, keys, parents, actions, states)

@@ -18,11 +18,11 @@ One BFS level (ARCHITECTURE.md, "Engines"):
 3. `merge_partition`: per fingerprint keep the witness with the smallest BFS
    position, drop what is in the seen blob, sort the new states by position,
    check the properties on each new state, and emit the level's rows: new
-   states with their parent pointers, the grown seen blob, one statistics row.
+   states with their parent pointers and the grown seen blob; the partition's
+   statistics go to a small file beside them.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import traceback
 from collections import Counter
@@ -32,8 +32,8 @@ from typing import Any, Iterable, Iterator
 
 from checker.spark import codec
 
-# Level-file rows: (kind, part, seq, n, fps, keys, parents, actions, states, payload)
-STATES, SEEN, STATS = "states", "seen", "stats"
+# Level-file rows: (kind, part, seq, n, fps, keys, parents, actions, states)
+STATES, SEEN = "states", "seen"
 BATCH = 2048  # states per level-file row and per shuffled record batch
 
 
@@ -71,8 +71,10 @@ class Worker:
         props = select_properties(props, list(cfg.properties))
         self.always = [(p.name, p.predicate) for p in props if p.kind == ALWAYS]
         self.sometimes = [(p.name, p.predicate) for p in props if p.kind == SOMETIMES]
-        # expansion without properties: they are checked once per new state in merge
-        self.ctx = ExpandContext.create(self.model, [], cfg.bits, cfg.view, cfg.check_deadlock,
+        # expansion without properties (they are checked once per new state in
+        # merge), through a model whose successors() ends at an EvaluationError
+        self.guard = _GuardedModel(self.model)
+        self.ctx = ExpandContext.create(self.guard, [], cfg.bits, cfg.view, cfg.check_deadlock,
                                         stop_on_violation=False)
         self.decoder = codec.StateDecoder(self.model)
         self.action_bytes: dict = {}
@@ -97,25 +99,33 @@ class Worker:
         return n
 
 
-_workers: dict[TaskConfig, Worker] = {}
+_workers: dict[tuple, Worker] = {}
 
 
 def worker(cfg: TaskConfig) -> Worker:
-    w = _workers.get(cfg)
+    """The Worker of cfg's model in this Python process (kept across tasks and
+    levels: its decoder cache is what makes rebuilding states cheap)."""
+    key = (cfg.model, cfg.variant, cfg.constants_json, cfg.properties, cfg.view, cfg.bits,
+           cfg.check_deadlock)
+    w = _workers.get(key)
     if w is None:
         if len(_workers) > 8:
             _workers.clear()
-        w = _workers[cfg] = Worker(cfg)
+        w = _workers[key] = Worker(cfg)
     return w
 
 
 def _maybe_fail(cfg: TaskConfig, stage: str, level: int, index: int) -> None:
-    """Fault injection for the retry tests: fail the first attempt only."""
-    if cfg.inject_failure is None or tuple(cfg.inject_failure) != (stage, level, index):
+    """Fault injection for the retry tests: inject_failure = (stage, level,
+    task index, marker file); the first attempt of that task notes itself in
+    the marker file and fails."""
+    if cfg.inject_failure is None or tuple(cfg.inject_failure[:3]) != (stage, level, index):
         return
     from pyspark import TaskContext
     tc = TaskContext.get()
     if tc is not None and tc.attemptNumber() == 0:
+        with open(cfg.inject_failure[3], "a") as f:
+            f.write(f"{stage} {level} {index}\n")
         raise RuntimeError(f"kmc: injected failure in {stage} task {index} of level {level}")
 
 
@@ -153,9 +163,11 @@ def _is_kmc_error(e: BaseException) -> bool:
 
 # ---- stage 1: expand -------------------------------------------------------------
 
-class _StopAtError:
-    """A model wrapper whose successors() ends at the first EvaluationError
-    (remembered), so the successors before it are kept."""
+class _GuardedModel:
+    """The model, except that successors() ends at the first EvaluationError
+    and remembers it (with the last action generated before it): the
+    successors before the error are kept, as a property violated there comes
+    first in BFS order when the search stops at the first violation."""
 
     def __init__(self, model):
         self._model = model
@@ -166,27 +178,47 @@ class _StopAtError:
 
     def successors(self, state):
         from model.base import EvaluationError
+        self.error = None
+        action = None
         try:
-            yield from self._model.successors(state)
+            for action, succ in self._model.successors(state):
+                yield action, succ
         except EvaluationError as e:
-            self.error = e
+            self.error = (e, action)
+
+    def error_message(self, parent) -> str:
+        """The local engine's wording (checker.engine.expand_chunk)."""
+        e, last = self.error
+        failed_action = e.action if e.action is not None else last
+        failed_state = e.state if e.state is not None else parent
+        where = f"in action {failed_action}" if failed_action is not None else "while enumerating successors"
+        return " ".join(f"evaluation error {where}: {e}; state: {_summary(failed_state)}".split())
 
 
-def _read_frontier(cfg: TaskConfig, rows: Iterable) -> list:
+def _read_frontier(cfg: TaskConfig, rows: Iterable, seen_out: list | None = None) -> list:
+    """The frontier entries (key, fp, parts) of level-file rows in BFS order;
+    seen rows go to seen_out (or are skipped), statistics rows are skipped."""
     entries = []
     for row in rows:
-        fps = codec.unpack_fps(row["fps"], cfg.bits)
-        entries.extend(zip(codec.unpack(row["keys"]), fps, codec.unpack(row["states"])))
+        kind = row["kind"]
+        if kind == STATES:
+            fps = codec.unpack_fps(row["fps"], cfg.bits)
+            entries.extend(zip(codec.unpack(row["keys"]), fps, codec.unpack(row["states"])))
+        elif kind == SEEN and seen_out is not None:
+            seen_out.append(row)
     entries.sort(key=itemgetter(0))  # BFS order: keys are distinct
     return entries
 
 
 def expand_partition(cfg: TaskConfig, level: int, index: int, rows: Iterable) -> Iterator[tuple]:
-    """Expand the frontier rows of one task; yields (partition, record)."""
+    """Expand the frontier rows of one task (one file of the level: the
+    states of one fingerprint partition and its seen row); yields
+    (partition, record)."""
+    import time
     from checker.engine import expand_chunk
-    from checker.errors import EngineEvaluationError
 
     _maybe_fail(cfg, "expand", level, index)
+    started = time.thread_time()
     P = cfg.partitions
     stats: dict[str, Any] = {"task": index, "parents": 0, "generated": 0, "by_action": {},
                              "deadlock": None, "error": None}
@@ -194,32 +226,31 @@ def expand_partition(cfg: TaskConfig, level: int, index: int, rows: Iterable) ->
     buckets: list[list] = [[] for _ in range(P)]
     try:
         w = worker(cfg)
-        ctx, decode, encode_action = w.ctx, w.decoder.decode, w.encode_action
-        entries = _read_frontier(cfg, rows)
+        ctx, guard, decode, encode_action = w.ctx, w.guard, w.decoder.decode, w.encode_action
+        stop_here = False
+        seen_rows: list = []
+        entries = _read_frontier(cfg, rows, seen_rows)
+        yield from route_seen(cfg, seen_rows)
         stats["parents"] = len(entries)
         task_seen = {fp for _, fp, _ in entries}  # the frontier is seen already
         child_key = codec.child_key
         for key, fp, parts in entries:
             state, canon = decode(parts)
-            entry = (state, canon, fp)
-            try:
-                res = expand_chunk(ctx, [entry], task_seen)
-            except EngineEvaluationError as e:
-                # keep what the parent generated before the error: a property
-                # violated there comes first in BFS order (stop_on_violation)
-                guarded = _StopAtError(w.model)
-                res = expand_chunk(dataclasses.replace(ctx, model=guarded), [entry], task_seen)
-                stats["error"] = [child_key(key, len(res.new)), " ".join(str(e).split()), "evaluation"]
+            res = expand_chunk(ctx, [(state, canon, fp)], task_seen)
             names.update(res.action_names)
-            if res.deadlocks and stats["deadlock"] is None:
+            if guard.error is not None:
+                # after the successors generated before it (BFS order)
+                stats["error"] = [child_key(key, len(res.new)), guard.error_message(state), "evaluation"]
+            elif res.deadlocks and stats["deadlock"] is None:
                 stats["deadlock"] = [key, codec.fp_to_str(fp)]
+                stop_here = cfg.stop_on_violation  # nothing after it can come first
             for rank, (_, sparts, sfp, pfp, action) in enumerate(res.new):
                 bucket = buckets[sfp % P]
                 bucket.append((sfp, child_key(key, rank), pfp, encode_action(action), sparts))
                 if len(bucket) >= BATCH:
                     yield (sfp % P, ("S", bucket))
                     buckets[sfp % P] = []
-            if stats["error"] is not None:
+            if stats["error"] is not None or stop_here:
                 break
     except Exception as e:  # noqa: BLE001 - a model bug: reported, not retried
         stats["error"] = [b"", _crash(e), "crash"]
@@ -228,6 +259,7 @@ def expand_partition(cfg: TaskConfig, level: int, index: int, rows: Iterable) ->
             yield (q, ("S", bucket))
     stats["generated"] = sum(names.values())
     stats["by_action"] = dict(names)
+    stats["cpu_s"] = time.thread_time() - started
     yield (index % P, ("T", stats))
 
 
@@ -236,7 +268,7 @@ def route_seen(cfg: TaskConfig, rows: Iterable) -> Iterator[tuple]:
     when the level was written with another partition count."""
     P = cfg.partitions
     for row in rows:
-        if row["seq"] == P:
+        if row["seq"] == P or P == 1:
             yield (row["part"], ("Z", row["fps"] or b""))
             continue
         split: list[list] = [[] for _ in range(P)]
@@ -248,11 +280,34 @@ def route_seen(cfg: TaskConfig, rows: Iterable) -> Iterator[tuple]:
 
 # ---- stage 2: merge ------------------------------------------------------------------
 
-def merge_partition(cfg: TaskConfig, level: int, pending: tuple, index: int,
+def write_stats(stats_dir: str, index: int, stats: dict) -> None:
+    """A partition's statistics, next to the level's Parquet (atomically: a
+    retried task writes the same bytes again). The run folder is shared by
+    the driver and the executors, as the Parquet files' folder is."""
+    import os
+    os.makedirs(stats_dir, exist_ok=True)
+    path = os.path.join(stats_dir, f"part-{index:05d}.msgpack")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(codec.pack(stats))
+    os.replace(tmp, path)
+
+
+def expand_merge_partition(cfg: TaskConfig, level: int, pending: tuple, stats_dir: str,
+                           index: int, rows: Iterable) -> Iterator[tuple]:
+    """Both stages in one task, without a shuffle: for a level whose frontier
+    and seen fingerprints are one partition, written to one partition."""
+    yield from merge_partition(cfg, level + 1, pending, stats_dir, index,
+                               expand_partition(cfg, level, index, rows))
+
+
+def merge_partition(cfg: TaskConfig, level: int, pending: tuple, stats_dir: str, index: int,
                     items: Iterable) -> Iterator[tuple]:
     """Dedup, check and emit the rows of one partition of level `level`
     (the level being produced). pending: sometimes properties not yet witnessed."""
+    import time
     _maybe_fail(cfg, "merge", level, index)
+    started = time.thread_time()
     bits = cfg.bits
     seen_blobs: list[bytes] = []
     best: dict[int, tuple] = {}
@@ -291,11 +346,12 @@ def merge_partition(cfg: TaskConfig, level: int, pending: tuple, index: int,
                codec.pack([r[1] for r in batch]),
                codec.pack_fps([r[2] for r in batch], bits),
                codec.pack([r[3] for r in batch]),
-               codec.pack([r[4] for r in batch]),
-               None)
+               codec.pack([r[4] for r in batch]))
     blob = b"".join(seen_blobs) + codec.pack_fps(new_fps, bits)
-    yield (SEEN, index, cfg.partitions, len(seen) + len(new_fps), blob, None, None, None, None, None)
-    yield (STATS, index, 0, len(new), None, None, None, None, None, codec.pack(stats))
+    yield (SEEN, index, cfg.partitions, len(seen) + len(new_fps), blob, None, None, None, None)
+    expand_stats.sort(key=itemgetter("task"))  # shuffle order varies between attempts
+    stats["cpu_s"] = time.thread_time() - started
+    write_stats(stats_dir, index, stats)
 
 
 def _check(cfg: TaskConfig, w: Worker, new: list, pending: tuple, stats: dict) -> None:
@@ -380,6 +436,8 @@ def recount_distinct(cfg: TaskConfig, cut: bytes, inclusive: bool, index: int,
     w = worker(cfg)
     names: Counter = Counter()
     for row in rows:
+        if row["kind"] != STATES:
+            continue
         for key, abytes in zip(codec.unpack(row["keys"]), codec.unpack(row["actions"])):
             if key < cut or (inclusive and key == cut):
                 names[w.action_name(abytes)] += 1
@@ -415,6 +473,8 @@ def deadlocks_at_bound(cfg: TaskConfig, index: int, rows: Iterable) -> Iterator[
 def find_pointers(cfg: TaskConfig, wanted: frozenset, index: int, rows: Iterable) -> Iterator[tuple]:
     """(fp, parent fp, action bytes) of the wanted fingerprints in these rows."""
     for row in rows:
+        if row["kind"] != STATES:
+            continue
         fps = codec.unpack_fps(row["fps"], cfg.bits)
         hits = [i for i, fp in enumerate(fps) if fp in wanted]
         if not hits:

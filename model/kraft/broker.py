@@ -45,7 +45,8 @@ def receive_broker_reg_response(k, s, b, mt, out):
         return
     act = k.acts["ReceiveBrokerRegResponse"][b]
     for m in resps:
-        if m.dest != b or bs.incarnation_id != m.incarnation_id:
+        if m.dest != b or (bs.incarnation_id != m.incarnation_id  # CHECK (a mutant may skip it)
+                           and not k.mutant.skip_reg_response_incarnation_check):
             continue
         new_bs = BrokerState(RUNNING, m.broker_epoch, bs.incarnation_id, True)
         offset = m.metadata_offset

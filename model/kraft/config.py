@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model.base import Constant, ModelConfigError
+from model.kraft.mutants import mutant_flags
 
 _COMMON_HEAD = (
     Constant("BrokerCount", int, 3, "number of brokers, ids 1..BrokerCount"),
@@ -26,11 +27,14 @@ _COMMON_TAIL = (
     Constant("LeaderShrinkIsrLimit", int, 0, "how many AlterPartition requests may shrink the ISR"),
     Constant("ReassignmentLimit", int, 0, "how many partition reassignments may start"),
 )
+# not of the reference: seeded bugs for quality tests (model/kraft/mutants.py)
+_MUTANTS = Constant("Mutants", (list, str), [],
+                    "seeded protocol bugs to switch on, by name (model/kraft/mutants.py); [] = none")
 
 KIP966_CONSTANTS = _COMMON_HEAD + (
     Constant("NoDataLossShutdownLimit", int, 0, "shutdowns that keep the log (clean or not)"),
     Constant("DataLossShutdownLimit", int, 1, "shutdowns that lose the whole log"),
-) + _COMMON_TAIL
+) + _COMMON_TAIL + (_MUTANTS,)
 
 V3_5_CONSTANTS = _COMMON_HEAD + (
     Constant("CleanShutdownLimit", int, 0, "clean shutdowns (log kept)"),
@@ -38,6 +42,7 @@ V3_5_CONSTANTS = _COMMON_HEAD + (
 ) + _COMMON_TAIL + (
     Constant("AvoidLastReplicaStanding", bool, True,
              "disable an unclean shutdown of the sole ISR member (avoids the LRS data loss)"),
+    _MUTANTS,
 )
 
 
@@ -117,6 +122,12 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
             if not isinstance(val, bool):
                 raise ModelConfigError(
                     f"kraft/{variant}: {c.name} must be a boolean (ASSUME {c.name} \\in BOOLEAN), got {val!r}")
+        elif c.name == "Mutants":  # seeded bugs; the default [] is the reference
+            if not isinstance(val, (list, tuple)) or not all(isinstance(x, str) for x in val):
+                raise ModelConfigError(
+                    f"kraft/{variant}: Mutants must be a list of mutant names, got {val!r}")
+            mutant_flags(val)  # unknown names -> ModelConfigError listing the known ones
+            cfg[c.name] = sorted(set(val))
         else:  # Values
             if (not isinstance(val, (list, tuple)) or not val
                     or not all(isinstance(x, str) and x for x in val)):
@@ -148,4 +159,6 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if isr < 1:
         raise ModelConfigError(
             f"kraft/{variant}: InitIsrSize must be >= 1 (Init makes broker 1 leader and ISR member)")
+    if not cfg["Mutants"]:  # the reference protocol: its constants, as its .cfg lists them
+        del cfg["Mutants"]
     return v, cfg

@@ -11,6 +11,7 @@ leader candidate); "no change" is the one option holding the current objects.
 from __future__ import annotations
 
 from model.kraft import network
+from model.kraft.mutants import NO_MUTANTS
 from model.kraft.messages import (
     CONTROLLER, AlterPartitionResponse, RegisterBrokerResponse)
 from model.kraft.state import (
@@ -135,15 +136,17 @@ def process_unclean_broker(k, s, b):
     return options, new_unfenced
 
 
-def validate_alter_partition_request(s, b, m):
-    """ValidateAlterPartitionRequest: None (accepted) or the error code."""
+def validate_alter_partition_request(s, b, m, mutant=NO_MUTANTS):
+    """ValidateAlterPartitionRequest: None (accepted) or the error code.
+    `mutant`: the model's seeded bugs (two CHECKs of the reference live here)."""
     md = s.con_partition_metadata
     reg = s.con_broker_reg
     if (b == md.leader and m.broker_epoch == reg[b - 1].broker_epoch
-            and m.partition_epoch == md.partition_epoch):
+            and (m.partition_epoch == md.partition_epoch or mutant.skip_partition_epoch_check)):
         for b1, epoch in m.isr_and_epochs:  # EligibleIsr / IsEligibleBroker
             r = reg[b1 - 1]
-            if r.status != UNFENCED or not (epoch == 0 or r.broker_epoch == epoch):
+            if r.status != UNFENCED or not (epoch == 0 or r.broker_epoch == epoch
+                                            or mutant.accept_any_broker_epoch):
                 return ErrorCode.IneligibleReplica
         return None
     return ErrorCode.FencedLeaderEpoch
@@ -194,7 +197,7 @@ def receive_alter_partition_request(k, s, b, mt, out):
     for m in reqs:
         if m.source != b:
             continue
-        error = validate_alter_partition_request(s, b, m)
+        error = validate_alter_partition_request(s, b, m, k.mutant)
         if error is not None:
             resp = AlterPartitionResponse(MsgType.AlterPartitionResponse, error,
                                           None, None, None, None, None, m, b, CONTROLLER)

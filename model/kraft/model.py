@@ -13,6 +13,7 @@ from itertools import combinations
 from model.base import Action, EvaluationError
 from model.kraft import broker, controller, faults, fetch, producer, reassignment, replica
 from model.kraft.config import resolve
+from model.kraft.mutants import mutant_flags
 from model.kraft.messages import (
     MESSAGE_CLASSES, AlterPartitionRequest, AlterPartitionResponse, EpochOffset,
     FetchRequestPartition, FetchResponsePartition)
@@ -54,6 +55,7 @@ class KraftModel:
         self.lossy_limit = cfg[flags.lossy_limit]
         self.keep_log_limit = cfg[flags.keep_log_limit]
         self.avoid_last_replica_standing = cfg.get("AvoidLastReplicaStanding", False)
+        self.mutant = mutant_flags(cfg.get("Mutants", ()))  # seeded bugs (mutants.py)
 
         # shared immutable values (identity reuse keeps successors cheap)
         self.blank_replica = PeerReplicaState(None, 0)

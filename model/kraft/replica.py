@@ -164,6 +164,8 @@ def _become_leader_in_new_epoch(k, s, b, new_md, is_new_leader, ch):
     ch["partition_leso"] = except_at(s.partition_leso, b, s.partition_data[i].leo)
     if is_new_leader:
         row = k.blank_replica_row
+    elif k.mutant.skip_reset_out_of_sync_followers:  # CHECK skipped (a mutant)
+        row = s.partition_replica_state[i]
     else:  # forget the out-of-sync followers only (ResetFollowerStateOfAllButISR)
         old = s.partition_replica_state[i]
         isr = new_md.isr
@@ -181,7 +183,8 @@ def _become_follower_in_new_epoch(k, s, b, new_md, old_md, ch):
     leader = new_md.leader
     row = s.broker_fetchers[i]
     # AddPartitionToFetcher
-    if new_md.leader_epoch > old_md.leader_epoch or row[leader - 1].partition is None:
+    if ((new_md.leader_epoch > old_md.leader_epoch  # CHECK (a mutant may skip it)
+            and not k.mutant.skip_add_fetcher_epoch_check) or row[leader - 1].partition is None):
         d = s.partition_data[i]
         added = PartitionFetchState(d.leo, d.log[-1].epoch if d.log else 0, False)
         new_row = tuple(
@@ -301,7 +304,14 @@ def _send_alter_partition(k, s, b, md, timed_out, act, out):
                 proposed.append(b1)
         else:
             leo = row[b1 - 1].leo
-            if leo is not None and leo >= hwm:
+            mut = k.mutant  # FollowerIsCaughtUp's three CHECKs; mutants may skip each
+            if leo is None:  # a mutant without the Nil check: never heard of = caught up
+                if mut.skip_follower_leo_nil_check:
+                    proposed.append(b1)
+            elif leo >= hwm or mut.skip_follower_hwm_check:
+                if mut.skip_follower_leso_check:
+                    proposed.append(b1)
+                    continue
                 if leso is None:
                     raise EvaluationError(
                         f"FollowerIsCaughtUp compares follower {b1}'s LEO with partition_leso[{b}] = Nil")
@@ -321,7 +331,7 @@ def _send_alter_partition(k, s, b, md, timed_out, act, out):
     sent_before = network.previously_sent_witnesses(s.messages, s.messages_discard, request)
     if not sent_before:
         witnesses = 1
-    elif validate_alter_partition_request(s, b, request) is None:
+    elif validate_alter_partition_request(s, b, request, k.mutant) is None:
         witnesses = sent_before
     else:
         return

@@ -1,0 +1,115 @@
+"""The spark engine on local[2] against the local engine, side by side in one
+run, on the same Kafka configuration (default: the KIP-966 reference
+configuration bounded at 11 steps, 677,377 distinct states as TLC counts).
+
+Reports both wall times, the speedup, and for the spark engine: startup,
+per-level wall time, the executors' CPU time per level, and the per-level
+overhead (wall time of a level minus its compute spread over the cores; and
+the wall time of the small levels once Spark is warm). Both results must be
+identical (every count); the script says so and exits 1 otherwise.
+
+    .venv/bin/python bench/spark_vs_local.py                      # depth 11
+    .venv/bin/python bench/spark_vs_local.py --depth 8 --json out.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from checker.engine import CheckOptions, check  # noqa: E402
+from checker.spec import load_spec  # noqa: E402
+
+FIELDS = ("outcome", "distinct", "generated", "per_level_distinct", "per_action_generated",
+          "per_action_distinct", "depth", "sometimes", "states_left", "violated")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--spec", default=str(ROOT / "specs" / "kraft-kip966-reference.toml"))
+    ap.add_argument("--depth", type=int, default=11)
+    ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--partitions", type=int, default=None)
+    ap.add_argument("--cores", type=int, default=2, help="cores the master has (for the overhead)")
+    ap.add_argument("--order", choices=["local-first", "spark-first"], default="local-first")
+    ap.add_argument("--json", default=None, help="write the figures here as JSON")
+    args = ap.parse_args()
+
+    spec = load_spec(args.spec, depth=args.depth)
+    model, props = spec.build()
+    options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
+                           fingerprint_bits=spec.fingerprint_bits, view=spec.view)
+    work = Path(tempfile.mkdtemp(prefix="kmc-bench-spark-"))
+    out: dict = {"spec": str(args.spec), "depth": args.depth, "master": args.master,
+                 "cpus": os.cpu_count(), "loadavg_before": os.getloadavg()}
+
+    def run_local():
+        t = time.perf_counter()
+        r = check(model, props, options)
+        out["local_s"] = time.perf_counter() - t
+        print(f"local: {r.distinct:,} distinct, {r.generated:,} generated in {out['local_s']:.1f}s", flush=True)
+        return r
+
+    def run_spark():
+        from checker.spark.engine import SparkSearch
+        t = time.perf_counter()
+        search = SparkSearch(spec, CheckOptions(**{**options.__dict__, "progress": None}),
+                             master=args.master, partitions=args.partitions, run_dir=work / "run")
+        r = search.run()
+        out["spark_s"] = time.perf_counter() - t
+        out["spark_startup_s"] = search.startup_s
+        stats = json.loads((work / "run" / "levels" / f"level-{r.depth:05d}" / "stats.json").read_text())
+        out["levels"] = [dict(zip(("level", "wall_s", "expanded", "expand_cpu_s", "merge_cpu_s"), lt))
+                         for lt in stats["level_times"]]
+        print(f"spark: {r.distinct:,} distinct, {r.generated:,} generated in {out['spark_s']:.1f}s "
+              f"(startup {search.startup_s:.1f}s)", flush=True)
+        return r
+
+    if args.order == "local-first":
+        local, spark = run_local(), run_spark()
+    else:
+        spark, local = run_spark(), run_local()
+    out["loadavg_after"] = os.getloadavg()
+    same = all(getattr(local, f) == getattr(spark, f) for f in FIELDS)
+    out["identical"] = same
+    out["distinct"] = local.distinct
+    out["generated"] = local.generated
+
+    compute = out["spark_s"] - out["spark_startup_s"]
+    out["speedup"] = out["local_s"] / out["spark_s"]
+    out["speedup_without_startup"] = out["local_s"] / compute
+    print()
+    print(f"{'level':>5} {'expanded':>9} {'wall s':>7} {'cpu s':>7} {'overhead s':>10}")
+    for lv in out["levels"]:
+        cpu = lv["expand_cpu_s"] + lv["merge_cpu_s"]
+        lv["overhead_s"] = max(0.0, lv["wall_s"] - cpu / args.cores)
+        print(f"{lv['level']:>5} {lv['expanded']:>9,} {lv['wall_s']:>7.2f} {cpu:>7.2f} {lv['overhead_s']:>10.2f}")
+    warm_small = [lv["wall_s"] for lv in out["levels"][1:] if lv["expanded"] < 1000]
+    out["small_level_wall_s"] = sorted(warm_small)[len(warm_small) // 2] if warm_small else None
+    out["mean_overhead_s"] = sum(lv["overhead_s"] for lv in out["levels"]) / max(1, len(out["levels"]))
+    print()
+    print(f"local engine      {out['local_s']:8.1f} s")
+    print(f"spark engine      {out['spark_s']:8.1f} s  (startup {out['spark_startup_s']:.1f} s, "
+          f"levels {compute:.1f} s)")
+    print(f"speedup           {out['speedup']:8.2f} x  ({out['speedup_without_startup']:.2f} x without startup)")
+    if out["small_level_wall_s"] is not None:
+        print(f"small level (warm, < 1,000 states expanded): {out['small_level_wall_s']:.2f} s wall (median)")
+    print(f"per-level overhead (wall - cpu/{args.cores}): {out['mean_overhead_s']:.2f} s on average")
+    print(f"identical results: {same}   load average before/after: "
+          f"{out['loadavg_before'][0]:.1f} / {out['loadavg_after'][0]:.1f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,289 @@
+"""`kmc regress [SPEC_DIR]`: check every spec that states its expected result,
+and say which expectation no longer holds.
+
+A spec's [expect] table (checker/spec.py) names the outcome and, optionally,
+the violated property, the exact depth (steps of the shortest counterexample;
+for a pass, the most steps of any state found), the exact distinct / generated
+counts and per-level counts; `quick = true` puts the spec in the quick set
+that CI runs (`--quick`). Specs without [expect] are listed as skipped.
+
+One table row per spec (spec, expected, got, time, OK / FAIL / ERROR / SKIP),
+optionally a JUnit XML file (--junit) that lists every spec found. Exit code:
+0 every expectation met, 1 one is not (a wrong result, an evaluation error,
+a time-out), 2 bad input (no spec found, a spec that does not load).
+
+Registered by checker/cli.py: `cli.add_command(regress)` (see register()).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import click
+
+from checker.engine import CheckOptions, check
+from checker.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
+from checker.spec import Spec, load_spec
+from model.base import ModelConfigError
+
+OK, FAIL, ERROR, SKIP = "OK", "FAIL", "ERROR", "SKIP"
+
+
+class SpecTimeout(Exception):
+    """A spec ran longer than --timeout (raised from the progress callback)."""
+
+
+@dataclass
+class Row:
+    spec: str                  # the path as given / found
+    status: str                # OK | FAIL | ERROR | SKIP
+    expected: str = ""
+    got: str = ""
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)   # why FAIL / ERROR / SKIP
+    run_dir: str | None = None
+
+
+def find_specs(root: Path) -> list[Path]:
+    """SPEC_DIR's *.toml files (recursively, sorted), or SPEC_DIR itself if a file."""
+    root = Path(root)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise SpecError(f"spec folder not found: {root}")
+    specs = sorted(p for p in root.rglob("*.toml") if not any(part.startswith(".") for part in p.parts))
+    if not specs:
+        raise SpecError(f"no spec (*.toml) under {root}")
+    return specs
+
+
+def describe_expect(expect: dict) -> str:
+    """Compact: 'pass, 14,304 distinct' or 'LeaderCompletenessProperty @7'."""
+    wanted = expect.get("violated")
+    if wanted:
+        text = (wanted if isinstance(wanted, str) else "+".join(wanted))
+        text += f" @{expect['depth']}" if "depth" in expect else ""
+    else:
+        text = expect.get("outcome", "?")
+        if "depth" in expect:
+            text += f" @{expect['depth']}" if text != "pass" else f", depth {expect['depth']}"
+    if "distinct" in expect:
+        text += f", {expect['distinct']:,} distinct"
+    if "generated" in expect:
+        text += f", {expect['generated']:,} generated"
+    if "per_level_distinct" in expect:
+        text += ", per level"
+    return text
+
+
+def compare(expect: dict, result) -> tuple[str, list[str]]:
+    """(what we got, compact like describe_expect; the expectations not met)."""
+    problems: list[str] = []
+    violated = list(result.violated)
+    by_name = {v.property: v.depth for v in result.violations}
+    outcome = expect.get("outcome")
+    wanted = expect.get("violated")
+    names = [wanted] if isinstance(wanted, str) else list(wanted or [])
+    if result.outcome == "violation":
+        first = next((n for n in names if n in by_name), violated[0])
+        got = f"{first} @{by_name[first]}"
+        if len(violated) > 1:
+            got += f" (+{len(violated) - 1} more)"
+    else:
+        got = f"pass, depth {result.depth}" + (" (all)" if result.exhausted else "")
+    got += f", {result.distinct:,} distinct"
+    if outcome is None and names:
+        outcome = "violation"
+    if outcome is not None and outcome != result.outcome:
+        problems.append(f"outcome {result.outcome}, expected {outcome}")
+    for name in names:
+        if name not in by_name:
+            problems.append(f"{name} not violated" + (f" (violated: {', '.join(violated)})" if violated else ""))
+    if "depth" in expect:
+        if names and names[0] in by_name:
+            depth = by_name[names[0]]
+        elif result.violations:
+            depth = result.violations[0].depth
+        else:
+            depth = result.depth
+        if depth != expect["depth"]:
+            problems.append(f"depth {depth}, expected {expect['depth']}")
+    for key, actual in (("distinct", result.distinct), ("generated", result.generated),
+                        ("per_level_distinct", list(result.per_level_distinct))):
+        if key in expect and expect[key] != actual:
+            problems.append(f"{key} {actual!r}, expected {expect[key]!r}")
+    return got, problems
+
+
+def run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> Row:
+    """Check one spec against its [expect] (runs in a worker process with -j)."""
+    t0 = time.perf_counter()
+    row = Row(spec=path, status=OK)
+    try:
+        spec: Spec = load_spec(path)
+    except (KmcError, ModelConfigError) as e:
+        row.status, row.problems = ERROR, [" ".join(str(e).split())]
+        return row
+    expect = spec.expect
+    row.expected = describe_expect(expect) if expect else "-"
+    if not expect:
+        row.status, row.problems = SKIP, ["no [expect] table"]
+        return row
+    if quick and not expect.get("quick", False):
+        row.status, row.problems = SKIP, ["not in the quick set (expect.quick)"]
+        return row
+
+    def progress(info: dict) -> None:
+        if timeout is not None and time.perf_counter() - t0 > timeout:
+            raise SpecTimeout(info.get("level"))
+
+    try:
+        model, props = spec.build()
+        options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
+                               stop_on_violation=True, fingerprint_bits=spec.fingerprint_bits,
+                               view=spec.view, progress=progress if timeout is not None else None,
+                               progress_interval=1.0)
+        result = check(model, props, options)
+    except SpecTimeout as e:
+        row.status, row.got = FAIL, f"timed out in level {e.args[0]}"
+        row.problems = [f"no result within --timeout {timeout:g} s"]
+        row.seconds = time.perf_counter() - t0
+        return row
+    except KmcError as e:   # an evaluation error (exit 3) is a result that is not the expected one
+        row.status, row.got = FAIL, "evaluation error"
+        row.problems = [e.one_line()]
+        row.seconds = time.perf_counter() - t0
+        return row
+    row.seconds = time.perf_counter() - t0
+    row.got, row.problems = compare(expect, result)
+    row.status = FAIL if row.problems else OK
+    if out is not None:
+        from checker.results import new_run_id, summary, write_run
+        config = spec.config()
+        config["check_deadlock"] = options.check_deadlock
+        config["stop_on_violation"] = True
+        obj = summary(config, result, run_id=new_run_id(), expect=expect)
+        row.run_dir = str(write_run(Path(out), spec.name, obj, result, model=model))
+    return row
+
+
+def _run_star(args) -> Row:
+    return run_spec(*args)
+
+
+def junit_xml(rows: list[Row], total_seconds: float) -> str:
+    counts = {s: sum(r.status == s for r in rows) for s in (FAIL, ERROR, SKIP)}
+    attrs = {"name": "kmc regress", "tests": str(len(rows)), "failures": str(counts[FAIL]),
+             "errors": str(counts[ERROR]), "skipped": str(counts[SKIP]), "time": f"{total_seconds:.3f}"}
+    suites = ET.Element("testsuites", attrs)
+    suite = ET.SubElement(suites, "testsuite", {**attrs, "name": "kmc-regress",
+                                                "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"),
+                                                "hostname": socket.gethostname()})
+    for r in rows:
+        p = Path(r.spec)
+        case = ET.SubElement(suite, "testcase", {"classname": "kmc.regress." + (p.parent.as_posix().replace("/", ".") or "."),
+                                                 "name": r.spec, "time": f"{r.seconds:.3f}",
+                                                 "file": r.spec})
+        detail = f"expected: {r.expected}\ngot: {r.got}\n" + "\n".join(r.problems)
+        if r.status == FAIL:
+            el = ET.SubElement(case, "failure", {"message": "; ".join(r.problems), "type": "ExpectationNotMet"})
+            el.text = detail
+        elif r.status == ERROR:
+            el = ET.SubElement(case, "error", {"message": "; ".join(r.problems), "type": "BadSpec"})
+            el.text = detail
+        elif r.status == SKIP:
+            ET.SubElement(case, "skipped", {"message": "; ".join(r.problems)})
+        out = ET.SubElement(case, "system-out")
+        out.text = f"expected: {r.expected}\ngot: {r.got}" + (f"\nresults: {r.run_dir}" if r.run_dir else "")
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "~"
+
+
+@click.command("regress")
+@click.argument("spec_dir", metavar="[SPEC_DIR]", required=False, default="specs",
+                type=click.Path(path_type=Path))
+@click.option("--quick", is_flag=True, help="Only the specs whose [expect] says quick = true.")
+@click.option("--junit", "junit", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a JUnit XML report (every spec found is a test case).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Fail a spec that has no result after SECONDS.")
+@click.option("-k", "pattern", metavar="TEXT", help="Only the specs whose path contains TEXT.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Check this many specs at once (one process each).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Also write each run's results folder under this directory.")
+def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | None, pattern: str | None,
+            jobs: int, out_dir: Path | None) -> int:
+    """Check every spec under SPEC_DIR (default: specs/) against its [expect]."""
+    specs = find_specs(spec_dir)
+    if pattern:
+        specs = [p for p in specs if pattern in str(p)]
+        if not specs:
+            raise SpecError(f"no spec under {spec_dir} matches {pattern!r}")
+    if junit is not None:
+        try:  # fail before the runs, not after them
+            junit.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise SpecError(f"cannot write {junit}: {e}") from None
+    width = max(len(str(p)) for p in specs)
+    header = f"{'spec':<{width}}  {'expected':<44}  {'got':<58}  {'time':>8}  result"
+    click.echo(header)
+    click.echo("-" * len(header))
+    t0 = time.perf_counter()
+    args = [(str(p), quick, timeout, str(out_dir) if out_dir else None) for p in specs]
+    rows: list[Row] = []
+
+    def show(r: Row) -> None:
+        rows.append(r)
+        secs = f"{r.seconds:,.1f}s" if r.status in (OK, FAIL) else "-"
+        click.echo(f"{r.spec:<{width}}  {_fit(r.expected, 44):<44}  {_fit(r.got, 58):<58}  {secs:>8}  {r.status}")
+        if r.status in (FAIL, ERROR):
+            for p in r.problems:
+                click.echo(f"{'':<{width}}  ! {p}")
+
+    if jobs > 1 and len(args) > 1:
+        import multiprocessing
+        ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+        with ProcessPoolExecutor(max_workers=min(jobs, len(args)), mp_context=ctx) as pool:
+            for r in pool.map(_run_star, args):
+                show(r)
+    else:
+        for a in args:
+            show(run_spec(*a))
+    total = time.perf_counter() - t0
+    counts = {s: sum(r.status == s for r in rows) for s in (OK, FAIL, ERROR, SKIP)}
+    click.echo(f"{len(rows)} specs: {counts[OK]} OK, {counts[FAIL]} FAIL, {counts[ERROR]} ERROR, "
+               f"{counts[SKIP]} skipped, in {total:,.1f}s")
+    if junit is not None:
+        from checker.results import write_atomic
+        try:
+            write_atomic(junit, junit_xml(rows, total))
+        except OSError as e:
+            raise SpecError(f"cannot write {junit}: {e}") from None
+        click.echo(f"JUnit report: {junit}")
+    if counts[ERROR]:
+        return EXIT_BAD_INPUT
+    return EXIT_VIOLATION if counts[FAIL] else EXIT_OK
+
+
+def register(group: click.Group) -> None:
+    """Add `kmc regress` to the kmc command group (checker/cli.py)."""
+    group.add_command(regress)
+
+
+if __name__ == "__main__":  # python -m checker.regress [SPEC_DIR] ...
+    from checker.cli import cli as _cli
+    register(_cli)
+    _cli.main(["regress", *sys.argv[1:]], prog_name="kmc")

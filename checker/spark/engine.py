@@ -1,0 +1,662 @@
+"""The `spark` engine's driver: the same level-synchronous BFS as the local
+engine (checker.engine), with each level's expansion, dedup and property
+checks on the executors and every finished level on disk.
+
+Per level k -> k+1, one Spark job of two stages:
+  read level k (states, seen)  -> expand (executors)  -> shuffle by fingerprint
+  -> merge: dedup against seen, check properties (executors) -> write level k+1
+then a small job reads level k+1's statistics rows (counts come from data,
+never from accumulators). The driver holds the cumulative statistics only; it
+never collects a frontier or the seen set.
+
+Identical answers to the local engine: each new state keeps the witness with
+the smallest BFS key (codec), which is the local engine's first discovery, so
+per-level counts, parents, counterexamples and -- when the search stops at
+the first violation -- the partial counts of the last level are the local
+engine's (the latter recounted up to the first event, as the local engine
+stops there).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+from checker import registry
+from checker.encoding import encode, encode_state
+from checker.engine import (DEADLOCK, CheckOptions, CheckResult, ExpandContext, Violation,
+                            collision_probability, peak_memory_kb, resolve_view)
+from checker.errors import EngineEvaluationError, SpecError
+from checker.spark import codec, levels, session as sparksession, tasks
+from checker.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
+                                  SparkJobError, SparkUnavailableError)
+from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
+
+STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
+FORMAT = 1
+SMALL_LEVEL = 500   # a frontier below this is expanded into one partition (fewer tasks)
+STATE_COLUMNS = ["kind", "part", "seq", "fps", "keys", "states"]
+
+
+def _schema(with_kind: bool = True):
+    from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
+    fields = [StructField("kind", StringType(), False)] if with_kind else []
+    fields += [StructField("part", IntegerType(), False),
+               StructField("seq", IntegerType(), False),
+               StructField("n", LongType(), False)]
+    fields += [StructField(c, BinaryType(), True)
+               for c in ("fps", "keys", "parents", "actions", "states")]
+    return StructType(fields)
+
+
+@dataclass
+class SpecConfig:
+    """What the executors rebuild the model from."""
+
+    name: str
+    model: str
+    variant: str
+    constants: dict
+    invariants: list | None = None
+
+    @classmethod
+    def of(cls, spec_or_config) -> "SpecConfig":
+        if isinstance(spec_or_config, SpecConfig):
+            return spec_or_config
+        if isinstance(spec_or_config, dict):
+            d = spec_or_config
+            if "model" not in d:
+                raise SpecError("a spark run needs a spec or a config with 'model'")
+            defn = registry.model_def(d["model"])
+            variant, _ = registry.variant_constants(defn, d.get("variant"))
+            constants = registry.resolve_constants(defn, variant, d.get("constants") or {})
+            return cls(d.get("name") or defn.name, defn.name, variant, constants, d.get("invariants"))
+        s = spec_or_config  # checker.spec.Spec
+        return cls(s.name, s.model, s.variant, dict(s.constants), s.invariants)
+
+
+@dataclass
+class _Totals:
+    """The cumulative statistics after a level (stats.json)."""
+
+    level: int = 0
+    partitions: int = 0
+    per_level_distinct: list = field(default_factory=list)
+    generated: int = 0
+    per_action_generated: dict = field(default_factory=dict)
+    per_action_distinct: dict = field(default_factory=dict)
+    sometimes: dict = field(default_factory=dict)
+    violations: list = field(default_factory=list)   # [name, level, fp hex, [stream, key hex, index]]
+    stopped: bool = False
+    done: bool = False
+    exhausted: bool = False
+    states_left: int = 0
+    level_times: list = field(default_factory=list)   # see SparkSearch.run
+
+    def to_json(self) -> dict:
+        return {"format": FORMAT, **self.__dict__}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "_Totals":
+        obj = dict(obj)
+        obj.pop("format", None)
+        return cls(**obj)
+
+    def add(self, counter_name: str, counts: dict) -> None:
+        target = getattr(self, counter_name)
+        for k, v in counts.items():
+            target[k] = target.get(k, 0) + v
+
+    def recorded(self, name: str) -> bool:
+        return any(v[0] == name for v in self.violations)
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _python_error_line(message: str) -> str:
+    """The gist of a Spark job failure: the Python exception raised on an
+    executor, else the innermost Java cause."""
+    import re
+    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
+    pat = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Interrupt)): (.+)$")
+    python = [ln for ln in lines if pat.match(ln) and not ln.startswith(("py4j", "org.", "java.", "scala."))]
+    if python:
+        return python[-1]
+    causes = [ln[len("Caused by: "):] for ln in lines if ln.startswith("Caused by: ")]
+    if causes:
+        return causes[-1]
+    return lines[0] if lines else "unknown error"
+
+
+class SparkSearch:
+    """One run (or resumed run) of the spark engine."""
+
+    def __init__(self, spec_or_config, options: CheckOptions | None = None, *, master: str | None = None,
+                 partitions: int | None = None, run_dir: Path | str | None = None,
+                 resume: Path | str | None = None, out_root: Path | str = "results",
+                 stop_after_level: int | None = None, progress: Callable[[dict], None] | None = None,
+                 spark_conf: dict | None = None, inject_failure: tuple | None = None,
+                 executor_timeout: float = sparksession.EXECUTOR_TIMEOUT_S):
+        self.start = time.perf_counter()
+        self.options = options or CheckOptions()
+        self.spec = SpecConfig.of(spec_or_config)
+        opts = self.options
+        if opts.fingerprint_bits not in (64, 128):
+            raise SpecError(f"fingerprint bits must be 64 or 128, not {opts.fingerprint_bits}")
+        if opts.max_depth is not None and opts.max_depth < 0:
+            raise SpecError(f"depth must be >= 0, not {opts.max_depth}")
+        if partitions is not None and partitions < 1:
+            raise SpecError(f"--partitions must be >= 1, not {partitions}")
+        try:
+            self.model, props = registry.build(self.spec.model, self.spec.variant, self.spec.constants)
+        except ModelConfigError as e:
+            raise SpecError(f"constants rejected by model {self.spec.model!r}: {e}") from None
+        self.properties = registry.select_properties(props, self.spec.invariants)
+        self.always = [p for p in self.properties if p.kind == ALWAYS]
+        self.sometimes_props = [p for p in self.properties if p.kind == SOMETIMES]
+        self.view = resolve_view(self.model, opts.view)
+        self.ctx = ExpandContext.create(self.model, self.properties, opts.fingerprint_bits, self.view,
+                                        opts.check_deadlock, opts.stop_on_violation)
+        self.master = master
+        self.requested_partitions = partitions
+        self.resume = Path(resume) if resume is not None else None
+        if self.resume is not None:
+            self.run_dir = self.resume
+        elif run_dir is not None:
+            self.run_dir = Path(run_dir)
+        else:
+            from checker.results import new_run_id
+            self.run_dir = Path(out_root) / self.spec.name / new_run_id()
+        if stop_after_level is None and os.environ.get(STOP_AFTER_ENV, "").strip():
+            try:
+                stop_after_level = int(os.environ[STOP_AFTER_ENV])
+            except ValueError:
+                raise SpecError(f"{STOP_AFTER_ENV} must be a level number") from None
+        self.stop_after_level = stop_after_level
+        self.progress = progress if progress is not None else opts.progress
+        self.spark_conf = spark_conf
+        self.inject_failure = inject_failure
+        self.executor_timeout = executor_timeout
+        self.spark = None
+        self.cfg: tasks.TaskConfig | None = None
+        self.startup_s = 0.0
+
+    # ---- the configuration a resume must match ----
+
+    def run_config(self) -> dict:
+        o = self.options
+        return {
+            "format": FORMAT,
+            "engine": "spark",
+            "name": self.spec.name,
+            "model": self.spec.model,
+            "variant": self.spec.variant,
+            "constants": self.spec.constants,
+            "properties": [p.name for p in self.properties],
+            "max_depth": o.max_depth,
+            "check_deadlock": o.check_deadlock,
+            "stop_on_violation": o.stop_on_violation,
+            "fingerprint_bits": o.fingerprint_bits,
+            "view": list(self.view) if self.view is not None else None,
+        }
+
+    def _open_run(self) -> _Totals | None:
+        """Create the run folder, or check the resumed one; the totals of its
+        newest committed level (None: start at level 0)."""
+        config = self.run_config()
+        run_json = self.run_dir / "run.json"
+        if self.resume is not None:
+            if not run_json.is_file():
+                raise ResumeError(f"--resume {self.run_dir}: not a spark run folder (no run.json)")
+            stored = json.loads(run_json.read_text())
+            stored_cmp = {k: stored.get(k) for k in config}
+            if json.loads(json.dumps(config)) != stored_cmp:
+                diff = [k for k in config if json.loads(json.dumps(config[k])) != stored_cmp[k]]
+                raise ResumeError(f"--resume {self.run_dir}: the run checked something else "
+                                  f"(differs in: {', '.join(diff)})")
+            levels.clean_partial(self.run_dir)
+            done = levels.committed_levels(self.run_dir)
+            return _Totals.from_json(levels.read_stats(self.run_dir, done[-1])) if done else None
+        if self.run_dir.exists() and any(self.run_dir.iterdir()):
+            raise SpecError(f"run folder {self.run_dir} exists and is not empty (use --resume to go on)")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        levels.write_json(run_json, {**config, "partitions": self.requested_partitions,
+                                     "master": self.master})
+        return None
+
+    # ---- Spark ----
+
+    def _start_spark(self, totals: _Totals | None) -> None:
+        t = time.perf_counter()
+        self.spark = sparksession.get_session(self.master, self.run_dir, self.spark_conf)
+        sc = self.spark.sparkContext
+        sparksession.ship_code(self.spark)
+        # fingerprint partitions of a level (a level below SMALL_LEVEL states: one)
+        P = self.requested_partitions or max(2, 2 * sc.defaultParallelism)
+        o = self.options
+        self.max_partitions = P
+        self.cfg = tasks.TaskConfig(
+            model=self.spec.model, variant=self.spec.variant,
+            constants_json=json.dumps(self.spec.constants, sort_keys=True),
+            properties=tuple(p.name for p in self.properties),
+            view=tuple(self.view) if self.view is not None else None,
+            bits=o.fingerprint_bits, check_deadlock=o.check_deadlock,
+            stop_on_violation=o.stop_on_violation, partitions=P,
+            inject_failure=self.inject_failure)
+        self._preflight()
+        self.startup_s = time.perf_counter() - t
+
+    def _preflight(self) -> None:
+        """Every executor slot builds the model once, within a time limit."""
+        sc = self.spark.sparkContext
+        n = max(1, sc.defaultParallelism)
+        group = f"kmc-preflight-{os.getpid()}-{time.monotonic_ns()}"
+
+        def run():
+            sc.setJobGroup(group, "kmc preflight", interruptOnCancel=True)
+            try:
+                return (sc.parallelize(range(n), n)
+                        .mapPartitionsWithIndex(partial(tasks.preflight, self.cfg)).collect())
+            finally:
+                sc.setLocalProperty("spark.jobGroup.id", None)
+
+        try:
+            answers = sparksession._in_thread(run, self.executor_timeout)
+        except TimeoutError:
+            sc.cancelJobGroup(group)
+            raise SparkUnavailableError(
+                f"no Spark executor ran kmc's preflight task within {self.executor_timeout:.0f} s "
+                f"on {sc.master} (are workers registered, with free cores and memory?)") from None
+        except Exception as e:  # noqa: BLE001 - Py4JJavaError: the Python worker failed
+            raise ExecutorSetupError(f"the Spark executors cannot run kmc: "
+                                     f"{_python_error_line(str(e))}") from None
+        bad = [a for a in answers if not a.get("ok")]
+        if bad:
+            raise ExecutorSetupError(f"the Spark executors cannot build model {self.spec.model!r} "
+                                     f"(variant {self.spec.variant!r}): {bad[0]['error']}")
+        self.executor_info = answers
+
+    def _job(self, what: str, fn):
+        """Run a Spark action; a failure after Spark's retries is one line."""
+        try:
+            return fn()
+        except KeyboardInterrupt:
+            try:
+                self.spark.sparkContext.cancelAllJobs()
+            finally:
+                raise
+        except (SparkUnavailableError, ExecutorSetupError, SparkJobError):
+            raise
+        except Exception as e:  # noqa: BLE001 - Py4JJavaError, AnalysisException, ...
+            log = sparksession.log_path()
+            raise SparkJobError(f"Spark job failed while {what}: {_one_line(_python_error_line(str(e)))}"
+                                + (f" (Spark's log: {log})" if log else "")) from None
+
+    def _read(self, level_path: Path, columns: list[str]):
+        """A level's rows (every kind; the tasks pick theirs)."""
+        return self.spark.read.schema(_schema()).parquet(str(levels.parquet_dir(level_path))).select(*columns)
+
+    def _write_rows(self, rdd, path: Path) -> None:
+        df = self.spark.createDataFrame(rdd, _schema(), verifySchema=False)
+        df.write.mode("overwrite").parquet(str(levels.parquet_dir(path)))
+
+    def _partitions_for(self, frontier: int) -> int:
+        return 1 if frontier < SMALL_LEVEL else self.max_partitions
+
+    # ---- level 0 (the driver, as the local engine) ----
+
+    def _initial(self) -> _Totals:
+        ctx, bits = self.ctx, self.options.fingerprint_bits
+        totals = _Totals(level=0, per_level_distinct=[0],
+                         sometimes={p.name: None for p in self.sometimes_props})
+        entries: list = []   # (key, fp, parts)
+        seen: set = set()
+        state = None
+        try:
+            for state in self.model.init_states():
+                totals.generated += 1
+                parts = list(encode_state(state))
+                fp = ctx.fingerprint(ctx.select(parts))
+                if fp in seen:
+                    continue
+                seen.add(fp)
+                key = codec.key_component(len(entries))
+                entries.append((key, fp, parts))
+                for i, p in enumerate(self.always):
+                    if not p.predicate(state) and not totals.recorded(p.name):
+                        totals.violations.append([p.name, 0, codec.fp_to_str(fp), [-1, key.hex(), i]])
+                        if self.options.stop_on_violation:
+                            totals.stopped = True
+                for p in self.sometimes_props:
+                    if totals.sometimes[p.name] is None and p.predicate(state):
+                        totals.sometimes[p.name] = 0
+        except EvaluationError as e:
+            failed = e.state if e.state is not None else state
+            raise EngineEvaluationError(f"evaluation error in the initial states: {e}; "
+                                        f"state: {tasks._summary(failed)}", state=failed) from e
+        totals.per_level_distinct[0] = len(entries)
+        P = totals.partitions = self._partitions_for(len(entries))
+        rows = []
+        for q in range(P):
+            mine = [e for e in entries if e[1] % P == q]
+            for seq, start in enumerate(range(0, len(mine), tasks.BATCH)):
+                b = mine[start:start + tasks.BATCH]
+                rows.append((tasks.STATES, q, seq, len(b), codec.pack_fps([e[1] for e in b], bits),
+                             codec.pack([e[0] for e in b]), codec.pack_fps([0] * len(b), bits),
+                             codec.pack([None] * len(b)), codec.pack([e[2] for e in b])))
+            rows.append((tasks.SEEN, q, P, len(mine), codec.pack_fps([e[1] for e in mine], bits),
+                         None, None, None, None))
+        by_part: list[list] = [[] for _ in range(P)]
+        for r in rows:
+            by_part[r[1]].append(r)
+        rdd = self.spark.sparkContext.parallelize(by_part, P).flatMap(lambda rs: rs)
+        tmp = levels.tmp_level_dir(self.run_dir, 0)
+        self._job("writing level 0", lambda: self._write_rows(rdd, tmp))
+        if totals.stopped:
+            totals.done = True
+            totals.states_left = len(entries)
+        levels.commit_level(self.run_dir, 0, totals.to_json())
+        return totals
+
+    # ---- one level ----
+
+    def _expand_level(self, totals: _Totals) -> _Totals:
+        """Level k -> k+1 (written to the temp dir); returns the new totals."""
+        k = totals.level
+        P = self._partitions_for(totals.per_level_distinct[k])
+        cfg = self.cfg = dataclasses.replace(self.cfg, partitions=P)
+        here = levels.level_dir(self.run_dir, k)
+        tmp = levels.tmp_level_dir(self.run_dir, k + 1)
+        pending = tuple(n for n, d in totals.sometimes.items() if d is None)
+        stats_dir = str(levels.stats_dir(tmp))
+        shutil.rmtree(stats_dir, ignore_errors=True)
+        frontier = self._read(here, STATE_COLUMNS).rdd
+        if P == 1 and frontier.getNumPartitions() == 1:  # a small level: one task, no shuffle
+            merged = frontier.mapPartitionsWithIndex(
+                partial(tasks.expand_merge_partition, cfg, k, pending, stats_dir))
+        else:
+            merged = (frontier.mapPartitionsWithIndex(partial(tasks.expand_partition, cfg, k))
+                      .partitionBy(P, tasks.route)
+                      .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, k + 1, pending, stats_dir)))
+        self._job(f"expanding level {k}", lambda: self._write_rows(merged, tmp))
+        parts = levels.read_partition_stats(tmp)
+        if len(parts) != P:
+            raise SparkJobError(f"level {k + 1}: {len(parts)} statistics files for {P} partitions")
+        self._last_cpu = (sum(e.get("cpu_s", 0.0) for p in parts for e in p["expand"]),
+                          sum(p.get("cpu_s", 0.0) for p in parts))
+        t = self._absorb(totals, parts, tmp)
+        t.partitions = P
+        return t
+
+    def _absorb(self, totals: _Totals, parts: list[dict], tmp: Path) -> _Totals:
+        k = totals.level
+        o = self.options
+        new = sum(p["new"] for p in parts)
+        expand = [e for p in parts for e in p["expand"]]
+        gen_by_action: Counter = Counter()
+        for e in expand:
+            gen_by_action.update(e["by_action"])
+        dist_by_action: Counter = Counter()
+        for p in parts:
+            dist_by_action.update(p["by_action"])
+        violations: dict[str, tuple] = {}
+        witnesses: dict[str, tuple] = {}
+        for p in parts:
+            for name, (key, fp) in p["violations"].items():
+                if name not in violations or key < violations[name][0]:
+                    violations[name] = (key, fp)
+            for name, (key, fp) in p["witnesses"].items():
+                if name not in witnesses or key < witnesses[name][0]:
+                    witnesses[name] = (key, fp)
+        deadlocks = [tuple(e["deadlock"]) for e in expand if e["deadlock"]]
+        deadlock = min(deadlocks) if deadlocks else None
+        errors = [tuple(x["error"]) for x in parts + expand if x["error"]]
+        error = min(errors, key=lambda x: x[0]) if errors else None
+
+        events = [v[0] for v in violations.values()] + ([deadlock[0]] if deadlock else [])
+        first_event = min(events) if events else None
+        if error is not None and (not o.stop_on_violation or first_event is None or error[0] <= first_event):
+            self._raise(error, k)
+
+        t = _Totals.from_json(totals.to_json())
+        t.level = k + 1
+        order = {p.name: i for i, p in enumerate(self.always)}
+        if o.stop_on_violation and first_event is not None:
+            return self._stop_at(t, first_event, violations, deadlock, witnesses, tmp)
+        t.per_level_distinct.append(new)
+        t.generated += sum(gen_by_action.values())
+        t.add("per_action_generated", gen_by_action)
+        t.add("per_action_distinct", dist_by_action)
+        for name in sorted(violations, key=order.get):
+            key, fp = violations[name]
+            if not t.recorded(name):
+                t.violations.append([name, k + 1, fp, [k, key.hex(), order[name]]])
+        if deadlock is not None and not t.recorded(DEADLOCK):
+            t.violations.append([DEADLOCK, k, deadlock[1], [k, deadlock[0].hex(), len(order)]])
+        for name, (key, _) in witnesses.items():
+            if t.sometimes.get(name, 0) is None:
+                t.sometimes[name] = k + 1
+        return t
+
+    def _stop_at(self, t: _Totals, cut: bytes, violations: dict, deadlock, witnesses: dict,
+                 tmp: Path) -> _Totals:
+        """The local engine stops at the first violation (or deadlock) in BFS
+        order: count what it had generated and found up to there."""
+        k = t.level - 1
+        cfg = self.cfg
+        here = levels.level_dir(self.run_dir, k)
+        order = {p.name: i for i, p in enumerate(self.always)}
+        if deadlock is not None and deadlock[0] == cut:
+            cut_parent, cut_fp, inclusive = cut, None, False
+            found = [[DEADLOCK, k, deadlock[1], [k, cut.hex(), len(order)]]]
+        else:
+            names = sorted((n for n, v in violations.items() if v[0] == cut), key=order.get)
+            fp = violations[names[0]][1]
+            cut_parent, cut_fp, inclusive = codec.parent_key(cut), codec.fp_from_str(fp), True
+            found = [[n, k + 1, fp, [k, cut.hex(), order[n]]] for n in names]
+        frontier = self._read(here, STATE_COLUMNS)
+        gen_parts = self._job("recounting the last level", lambda: frontier.rdd.mapPartitionsWithIndex(
+            partial(tasks.recount_generated, cfg, cut_parent, cut_fp)).collect())
+        new_df = self._read(tmp, ["kind", "keys", "actions"])
+        dist_parts = self._job(
+            "recounting the last level", lambda: new_df.rdd.mapPartitionsWithIndex(
+                partial(tasks.recount_distinct, cfg, cut, inclusive)).collect())
+        gen: Counter = Counter()
+        for c in gen_parts:
+            gen.update(c)
+        dist: Counter = Counter()
+        for c in dist_parts:
+            dist.update(c)
+        t.per_level_distinct.append(sum(dist.values()))
+        t.generated += sum(gen.values())
+        t.add("per_action_generated", gen)
+        t.add("per_action_distinct", dist)
+        for name, (key, _) in witnesses.items():
+            if t.sometimes.get(name, 0) is None and (key < cut or (inclusive and key == cut)):
+                t.sometimes[name] = t.level
+        t.violations.extend(v for v in found if not t.recorded(v[0]))
+        t.stopped = t.done = True
+        t.states_left = t.per_level_distinct[-1]
+        return t
+
+    def _raise(self, error: tuple, level: int):
+        pos, message, kind = error
+        if kind == "evaluation":
+            raise EngineEvaluationError(message, level=level)
+        raise SparkJobError(f"the model failed on a Spark executor while expanding level {level}: {message}")
+
+    def _bound(self, totals: _Totals) -> _Totals:
+        """The depth bound: the last level is not expanded; with deadlock
+        checking, a state without any successor there is still a deadlock."""
+        t = _Totals.from_json(totals.to_json())
+        k = t.level
+        if self.options.check_deadlock and t.per_level_distinct[k]:
+            frontier = self._read(levels.level_dir(self.run_dir, k), STATE_COLUMNS)
+            found = self._job("looking for deadlocks at the bound", lambda: frontier.rdd.mapPartitionsWithIndex(
+                partial(tasks.deadlocks_at_bound, self.cfg)).collect())
+            deadlocks = [tuple(f["deadlock"]) for f in found if f["deadlock"]]
+            errors = [tuple(f["error"]) for f in found if f["error"]]
+            deadlock = min(deadlocks) if deadlocks else None
+            error = min(errors, key=lambda x: x[0]) if errors else None
+            if error is not None and (not self.options.stop_on_violation or deadlock is None
+                                      or error[0] < deadlock[0]):
+                self._raise(error, k)
+            if deadlock is not None and not t.recorded(DEADLOCK):
+                t.violations.append([DEADLOCK, k, deadlock[1], [k + 1, deadlock[0].hex(), 0]])
+                if self.options.stop_on_violation:
+                    t.stopped = True
+        t.states_left = t.per_level_distinct[k]
+        t.done = True
+        return t
+
+    # ---- the run ----
+
+    def run(self) -> CheckResult:
+        totals = self._open_run()
+        self._start_spark(totals)
+        if totals is None:
+            t0 = time.perf_counter()
+            totals = self._initial()
+            self._report(totals, time.perf_counter() - t0, expanded=0)
+        max_depth = self.options.max_depth
+        while not totals.done:
+            k = totals.level
+            if self.stop_after_level is not None and k >= self.stop_after_level:
+                raise RunInterrupted(f"stopped after level {k} as asked; go on with --resume {self.run_dir}",
+                                     run_dir=self.run_dir, level=k)
+            if totals.per_level_distinct[k] == 0:
+                totals.done, totals.exhausted, totals.states_left = True, True, 0
+                levels.write_json(levels.level_dir(self.run_dir, k) / "stats.json", totals.to_json())
+                break
+            if max_depth is not None and k >= max_depth:
+                totals = self._bound(totals)
+                levels.write_json(levels.level_dir(self.run_dir, k) / "stats.json", totals.to_json())
+                break
+            t0 = time.perf_counter()
+            frontier = totals.per_level_distinct[k]
+            totals = self._expand_level(totals)
+            seconds = time.perf_counter() - t0
+            # [level, seconds, states expanded, executor CPU s in expand, in merge]
+            totals.level_times.append([k + 1, round(seconds, 3), frontier,
+                                       round(self._last_cpu[0], 3), round(self._last_cpu[1], 3)])
+            levels.commit_level(self.run_dir, k + 1, totals.to_json())
+            self._report(totals, seconds, expanded=frontier)
+        return self._result(totals)
+
+    def _report(self, totals: _Totals, seconds: float, expanded: int) -> None:
+        if self.progress is None:
+            return
+        elapsed = time.perf_counter() - self.start
+        distinct = sum(totals.per_level_distinct)
+        self.progress({"level": totals.level, "frontier": totals.per_level_distinct[totals.level],
+                       "expanded": expanded, "generated": totals.generated, "distinct": distinct,
+                       "level_s": seconds, "elapsed_s": elapsed,
+                       "generated_per_s": totals.generated / elapsed if elapsed else 0.0,
+                       "distinct_per_s": distinct / elapsed if elapsed else 0.0,
+                       "run_dir": str(self.run_dir)})
+
+    # ---- counterexamples ----
+
+    def _pointers(self, level: int, wanted: set) -> dict:
+        rows = self._read(levels.level_dir(self.run_dir, level), ["kind", "fps", "parents", "actions"])
+        found = self._job(f"looking up level {level}", lambda: rows.rdd.mapPartitionsWithIndex(
+            partial(tasks.find_pointers, self.cfg, frozenset(wanted))).collect())
+        return {codec.fp_from_str(fp): (codec.fp_from_str(parent), action) for fp, parent, action in found}
+
+    def traces(self, targets: list[tuple[int, int]]) -> list[list]:
+        """Shortest traces to (level, fp) targets: parent pointers looked up
+        level by level in the level files, then replayed from an initial state
+        (as checker.engine.Search.trace does)."""
+        paths: list[list] = [[] for _ in targets]   # (fp, action bytes) from the state back to level 0
+        cursor = [fp for _, fp in targets]
+        top = max((lv for lv, _ in targets), default=-1)
+        for lv in range(top, -1, -1):
+            active = [i for i, (tl, _) in enumerate(targets) if tl >= lv]
+            if not active:
+                continue
+            found = self._pointers(lv, {cursor[i] for i in active})
+            for i in active:
+                if cursor[i] not in found:
+                    raise SparkJobError(f"trace lookup failed: fingerprint {cursor[i]:x} is not in level {lv}")
+                parent, action = found[cursor[i]]
+                paths[i].append((cursor[i], action))
+                cursor[i] = parent
+        return [self._replay(list(reversed(p))) for p in paths]
+
+    def _replay(self, path: list) -> list:
+        ctx = self.ctx
+        init_fp = path[0][0]
+        state = next((s for s in self.model.init_states() if ctx.entry(s)[2] == init_fp), None)
+        if state is None:
+            raise EngineEvaluationError("trace replay failed: no initial state has the recorded "
+                                        "fingerprint (is the model deterministic?)")
+        trace: list = [(None, state)]
+        for step, (fp, abytes) in enumerate(path[1:], 1):
+            nxt = next(((a, s) for a, s in self.model.successors(state)
+                        if encode(tuple(a)) == abytes and ctx.entry(s)[2] == fp), None)
+            if nxt is None:
+                raise EngineEvaluationError(f"trace replay failed at step {step}: no successor has the "
+                                            f"recorded action and fingerprint (is the model deterministic?)",
+                                            state=state)
+            trace.append(nxt)
+            state = nxt[1]
+        return trace
+
+    def _result(self, totals: _Totals) -> CheckResult:
+        ordered = sorted(totals.violations, key=lambda v: (v[1], v[3][0], v[3][1], v[3][2]))
+        traces = self.traces([(v[1], codec.fp_from_str(v[2])) for v in ordered])
+        violations = [Violation(v[0], v[1], tr) for v, tr in zip(ordered, traces)]
+        per_level = list(totals.per_level_distinct)
+        if len(per_level) > 1 and not per_level[-1]:
+            per_level.pop()
+        names = list(self.model.action_names)
+        extra = [n for n in totals.per_action_generated if n not in names]
+        per_gen = {n: totals.per_action_generated.get(n, 0) for n in names + extra}
+        per_dist = {n: totals.per_action_distinct.get(n, 0) for n in names + extra}
+        distinct = sum(per_level)
+        bits = self.options.fingerprint_bits
+        return CheckResult(
+            outcome="violation" if violations else "pass",
+            distinct=distinct,
+            generated=totals.generated,
+            per_level_distinct=per_level,
+            per_action_generated=per_gen,
+            per_action_distinct=per_dist,
+            depth=len(per_level) - 1,
+            violations=violations,
+            sometimes=dict(totals.sometimes),
+            properties=[p.name for p in self.always],
+            states_left=totals.states_left,
+            exhausted=totals.exhausted and not totals.stopped,
+            max_depth=self.options.max_depth,
+            check_deadlock=self.options.check_deadlock,
+            fingerprint_bits=bits,
+            view=list(self.view) if self.view is not None else None,
+            wall_time=time.perf_counter() - self.start,
+            peak_memory_kb=peak_memory_kb(),
+            collision_probability=collision_probability(distinct, totals.generated, bits),
+        )
+
+
+def check_spark(spec_or_config, options: CheckOptions | None = None, master: str | None = None,
+                partitions: int | None = None, run_dir: Path | str | None = None,
+                resume: Path | str | None = None, **kwargs: Any) -> CheckResult:
+    """Check a spec (checker.spec.Spec, or a dict with model / variant /
+    constants / invariants) on Spark: `master` None = the active session or
+    local[*]; results and levels under run_dir (default
+    results/<spec>/<run-id>), or go on with a run folder (`resume`).
+
+    Raises SparkUnavailableError / ExecutorSetupError / ResumeError (exit 2),
+    EngineEvaluationError / SparkJobError (exit 3), RunInterrupted (130)."""
+    return SparkSearch(spec_or_config, options, master=master, partitions=partitions,
+                       run_dir=run_dir, resume=resume, **kwargs).run()

@@ -1,0 +1,183 @@
+"""The files of a counterexample, and reading them back from a run folder.
+
+Per violated property P a run folder holds (checker/results.py writes them):
+- trace-P.txt       readable text: each step's action, then only what changed;
+- trace-P.json      kmc's JSON (every state in full, plus its canonical bytes);
+- trace-P.itf.json  the Informal Trace Format of Apalache (checker/itf.py);
+- trace-P.html      a self-contained page (checker/trace_html.py).
+`kmc trace` (checker/trace_cli.py) rebuilds the exact states from trace-P.json
+with the model named in summary.json, so every view can be rendered again.
+"""
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from checker import itf, registry
+from checker.encoding import decode_state
+from checker.errors import KmcError, SpecError
+from checker.render import to_json
+from checker.trace_html import trace_page
+from checker.views import view_for
+from model.base import Action, ModelConfigError
+
+
+def file_names(prop: str) -> dict[str, str]:
+    return {"text": f"trace-{prop}.txt", "json": f"trace-{prop}.json",
+            "itf": f"trace-{prop}.itf.json", "html": f"trace-{prop}.html"}
+
+
+def page_meta(summary: dict | None) -> dict:
+    """What the HTML header shows of a run (from its summary object)."""
+    if not summary:
+        return {}
+    config = summary.get("config", {})
+    spec = config.get("spec")
+    overrides = config.get("overrides") or {}
+    command = None
+    if spec:
+        sets = " ".join(f"--set {k}={json.dumps(v)}" for k, v in overrides.items())
+        command = f"kmc check {spec}" + (f" {sets}" if sets else "")
+    return {"spec": spec, "spec_name": config.get("name"),
+            "model": f"{config.get('model')}/{config.get('variant')}" if config.get("model") else None,
+            "constants": config.get("constants"), "run_id": summary.get("run_id"), "command": command}
+
+
+def itf_meta(summary: dict | None, prop: str, trace: list) -> dict:
+    config = (summary or {}).get("config", {})
+    meta: dict[str, Any] = {
+        "source": config.get("spec") or "",
+        "description": f"kmc counterexample: {prop} violated after {len(trace) - 1} steps",
+        "generator": "kmc",
+        "property": prop,
+    }
+    for key in ("model", "variant", "constants"):
+        if key in config:
+            meta[key] = config[key]
+    if summary and summary.get("run_id"):
+        meta["run_id"] = summary["run_id"]
+    return meta
+
+
+def render_text(model: Any, prop: str, trace: list) -> str:
+    return view_for(model).text(prop, trace)
+
+
+def render_itf(model: Any, prop: str, trace: list, summary: dict | None = None) -> dict:
+    view = view_for(model)
+    variables = tuple(getattr(trace[0][1], "_fields", None) or getattr(model, "variables", ()))
+    meta = {**itf_meta(summary, prop, trace), **view.itf_meta()}
+    return itf.trace_itf(trace, variables, view.itf_variable, meta)
+
+
+def render_html(model: Any, prop: str, trace: list, summary: dict | None = None) -> str:
+    return trace_page(view_for(model), prop, trace, page_meta(summary))
+
+
+# ---- reading a run back ------------------------------------------------------------
+
+@dataclass
+class Run:
+    """A run folder: its summary, the model it checked (rebuilt), and the
+    properties it has counterexamples for (in the order found)."""
+
+    path: Path
+    summary: dict
+    model: Any
+    properties: list[str]
+
+    def trace(self, prop: str) -> list:
+        return load_trace(self.path / file_names(prop)["json"], self.model)
+
+    def pick(self, prop: str | None) -> str:
+        if not self.properties:
+            raise SpecError(f"{self.path}: the run violated nothing (outcome "
+                            f"{self.summary.get('outcome', '?')}), so it has no counterexample")
+        if prop is None:
+            return self.properties[0]
+        if prop not in self.properties:
+            raise SpecError(f"{self.path}: no counterexample for {prop!r} "
+                            f"(this run has: {', '.join(self.properties)})")
+        return prop
+
+
+def find_run_dir(path: Path) -> Path:
+    """RUN_DIR itself, or - given results/<spec>/ - its newest run."""
+    path = Path(path)
+    if not path.exists():
+        raise SpecError(f"run folder not found: {path}")
+    if (path / "summary.json").is_file():
+        return path
+    runs = sorted(p for p in path.iterdir() if p.is_dir() and (p / "summary.json").is_file()
+                  and not p.name.startswith(".")) if path.is_dir() else []
+    if not runs:
+        raise SpecError(f"{path} is not a run folder (no summary.json) and holds no run")
+    return runs[-1]
+
+
+def open_run(path: Path) -> Run:
+    run_dir = find_run_dir(path)
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise SpecError(f"cannot read {run_dir / 'summary.json'}: {e}") from None
+    config = summary.get("config") or {}
+    if "model" not in config:
+        raise SpecError(f"{run_dir / 'summary.json'} names no model")
+    try:
+        model, _ = registry.build(config["model"], config.get("variant"), config.get("constants") or {})
+    except ModelConfigError as e:
+        raise SpecError(f"{run_dir}: the model no longer accepts this run's constants: {e}") from None
+    except KmcError as e:
+        raise SpecError(f"{run_dir}: cannot rebuild the run's model: {e.one_line()}") from None
+    props = [v["property"] for v in summary.get("violations", [])]
+    return Run(run_dir, summary, model, props)
+
+
+def _action(obj: dict | None):
+    if obj is None:
+        return None
+    params = tuple(tuple(p) if isinstance(p, list) else p for p in obj.get("params", []))
+    return Action(obj["name"], params)
+
+
+def load_trace(path: Path, model: Any) -> list:
+    """The trace [(None, s0), (a1, s1), ...] from a trace-P.json: each state
+    rebuilt from its canonical bytes, or - for a file without them - by
+    replaying the recorded actions and matching the recorded states."""
+    try:
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+        steps = obj["steps"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SpecError(f"cannot read the trace {path}: {e}") from None
+    if steps and all("encoded" in s for s in steps):
+        trace = []
+        for s in steps:
+            plain = decode_state(base64.b64decode(s["encoded"]))
+            state = model.from_plain(tuple(plain))
+            trace.append((_action(s["action"]), state))
+        return trace
+    return _replay(steps, model, path)
+
+
+def _replay(steps: list, model: Any, path: Path) -> list:
+    def same(state, recorded) -> bool:
+        names = getattr(state, "_fields", ())
+        return {n: to_json(x) for n, x in zip(names, state)} == recorded
+
+    state = next((s for s in model.init_states() if same(s, steps[0]["state"])), None)
+    if state is None:
+        raise SpecError(f"{path}: no initial state of the model matches the trace (model changed?)")
+    trace = [(None, state)]
+    for i, step in enumerate(steps[1:], 1):
+        label = step["action"]["label"]
+        nxt = next(((a, s) for a, s in model.successors(state) if str(a) == label
+                    and same(s, step["state"])), None)
+        if nxt is None:
+            raise SpecError(f"{path}: step {i} ({label}) cannot be replayed (model changed?)")
+        trace.append(nxt)
+        state = nxt[1]
+    return trace

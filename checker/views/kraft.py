@@ -1,0 +1,664 @@
+"""The trace view of the `kraft` model: what a Kafka engineer looks for in a
+counterexample - who sent what to whom, each replica's log (offsets with
+leader epochs), LEO, HWM and role, the controller's leader, ISR, ELR and
+epochs, and which acknowledged record got lost.
+
+It reads the state layout of model/kraft/state.py by field name (checker/
+imports model/ only through the registry), so the few encodings it needs
+are restated here; tests/trace/test_views.py checks they still agree.
+"""
+from __future__ import annotations
+
+import html
+from enum import IntEnum
+from typing import Any
+
+from checker import itf
+from checker.views import register
+from checker.views.base import Explanation, TraceView
+
+NO_LEADER = -1     # model/kraft/state.py NO_LEADER
+CONTROLLER = 0     # model/kraft/messages.py CONTROLLER (a message's dest / source)
+INT_MAX = 10000    # model/kraft/state.py INT_MAX (aux_flo: no offset written yet)
+
+# variables that are TLA+ functions over Brokers (tuples indexed by b - 1);
+# the value is how deep: 2 for [b \in Brokers |-> [b1 \in Brokers |-> ...]]
+PER_BROKER = {
+    "con_broker_reg": 1, "broker_state": 1, "broker_fetchers": 2, "broker_metadata_log": 1,
+    "partition_status": 1, "partition_metadata": 1, "partition_data": 1, "partition_leso": 1,
+    "partition_replica_state": 2, "partition_pending_ap": 1, "aux_flo": 1,
+}
+# record fields that the reference leaves out (rather than Nil) when None here
+ABSENT_WHEN_NONE = {
+    "PartitionChangeRecord": {"adding", "removing"},
+    "AlterPartitionResponse": {"replicas", "isr", "leader", "leader_epoch", "partition_epoch"},
+    "RegisterBrokerRequest": {"broker_epoch"},
+}
+V3_5_ABSENT = {"elr", "last_known_elr"}  # the ELR exists in kip966 only
+
+FIELD_NAMES = {
+    "leo": "LEO", "hwm": "HWM", "isr": "ISR", "elr": "ELR", "last_known_elr": "last-known ELR",
+    "maximal_isr": "maximal ISR", "leader_epoch": "leader epoch", "partition_epoch": "partition epoch",
+    "broker_epoch": "broker epoch", "incarnation_id": "incarnation", "fetch_offset": "fetch offset",
+    "last_fetched_epoch": "last fetched epoch", "pending_response": "pending response",
+    "metadata_offset": "metadata offset", "diverging_epoch": "diverging epoch",
+    "isr_and_epochs": "ISR and epochs",
+}
+
+MSG_SHORT = {
+    "RegisterBrokerRequest": "Register", "RegisterBrokerResponse": "Registered",
+    "AlterPartitionRequest": "AlterPartition", "AlterPartitionResponse": "AlterPartition resp",
+    "FetchRequest": "Fetch", "FetchResponse": "Fetch resp",
+}
+
+CONTROLLER_ACTIONS = {"ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest", "FenceBroker",
+                      "UnfenceBroker", "PerformPartitionReassignment"}
+DESCRIBE = {
+    "BrokerStart": "broker {b} starts and asks the controller to register it",
+    "ReceiveBrokerRegResponse": "broker {b} is registered and runs",
+    "ReceiveMetadataUpdate": "broker {b} applies metadata records",
+    "SendAlterPartitionRequest": "leader {b} proposes a new ISR to the controller",
+    "ReceiveAlterPartitionResponse": "leader {b} applies the controller's AlterPartition answer",
+    "SendFetchRequest": "follower {b} sends a fetch request",
+    "ReceiveFetchRequest": "broker {b} answers a fetch request",
+    "ReceiveFetchResponse": "follower {b} handles a fetch response",
+    "WriteRecordToLeader": "a producer writes to leader {b}",
+    "DataLossShutdown": "broker {b} shuts down uncleanly and loses its log",
+    "UncleanShutdown": "broker {b} shuts down uncleanly and loses its log",
+    "NoDataLossShutdown": "broker {b} shuts down and keeps its log",
+    "CleanShutdown": "broker {b} shuts down cleanly and keeps its log",
+    "ReceiveBrokerRegRequest": "the controller registers broker {b}",
+    "ReceiveAlterPartitionRequest": "the controller handles leader {b}'s AlterPartition request",
+    "FenceBroker": "the controller fences broker {b}",
+    "UnfenceBroker": "the controller unfences broker {b}",
+    "PerformPartitionReassignment": "an operator starts a partition reassignment",
+}
+
+
+def _enum(v) -> str:
+    return v.name if isinstance(v, IntEnum) else str(v)
+
+
+def fmt_set(s) -> str:
+    return "{" + ", ".join(str(x) for x in sorted(s, key=lambda x: (str(type(x)), x))) + "}"
+
+
+def fmt_record(r) -> str:
+    """A partition log record: offset:value e<leader epoch>."""
+    return f"{r.offset}:{r.value} e{r.epoch}"
+
+
+def fmt_log(log) -> str:
+    return "[" + ", ".join(fmt_record(r) for r in log) + "]"
+
+
+def fmt_broker(b) -> str:
+    if b == NO_LEADER:
+        return "none"
+    if b == CONTROLLER:
+        return "controller"
+    return str(b)
+
+
+def fmt(v: Any, fieldname: str = "") -> str:
+    """A compact, readable rendering of a kraft value."""
+    if v is None:
+        return "Nil"
+    if v is True:
+        return "TRUE"
+    if v is False:
+        return "FALSE"
+    if isinstance(v, IntEnum):
+        return v.name
+    if isinstance(v, int):
+        if fieldname == "leader" and v == NO_LEADER:
+            return "none"
+        if fieldname in ("dest", "source"):
+            return fmt_broker(v)
+        return str(v)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, frozenset):
+        return fmt_set(v)
+    name = type(v).__name__
+    if name == "PartitionRecord":
+        return fmt_record(v)
+    if name == "PartitionChangeRecord":
+        return fmt_change_record(v)
+    if hasattr(v, "_fields") and hasattr(v, "type") and name in MSG_SHORT:
+        return fmt_message(v)
+    if hasattr(v, "_fields"):
+        return name + "(" + ", ".join(f"{FIELD_NAMES.get(f, f)} {fmt(x, f)}"
+                                      for f, x in zip(v._fields, v)) + ")"
+    if isinstance(v, tuple):
+        if v and type(v[0]).__name__ == "PartitionRecord":
+            return fmt_log(v)
+        if fieldname == "isr_and_epochs":
+            return "{" + ", ".join(f"{b}: epoch {e}" for b, e in v) + "}"
+        return "[" + ", ".join(fmt(x) for x in v) + "]"
+    return str(v)
+
+
+def fmt_change_record(r) -> str:
+    parts = [f"leader {fmt_broker(r.leader)}", f"leader epoch {r.leader_epoch}",
+             f"ISR {fmt_set(r.isr)}"]
+    if r.elr or r.last_known_elr:
+        parts.append(f"ELR {fmt_set(r.elr)}")
+        parts.append(f"last-known ELR {fmt_set(r.last_known_elr)}")
+    parts.append(f"partition epoch {r.partition_epoch}")
+    parts.append(f"replicas {fmt_set(r.replicas)}")
+    if r.adding:
+        parts.append(f"adding {fmt_set(r.adding)}")
+    if r.removing:
+        parts.append(f"removing {fmt_set(r.removing)}")
+    return "PartitionChange(" + ", ".join(parts) + ")"
+
+
+def message_fields(m) -> str:
+    t = _enum(m.type)
+    if t == "FetchRequest":
+        p = m.partition
+        return (f"leader epoch {p.leader_epoch}, fetch offset {p.fetch_offset}, "
+                f"last fetched epoch {p.last_fetched_epoch}, broker epoch {m.broker_epoch}")
+    if t == "FetchResponse":
+        p = m.partition
+        parts = [f"leader epoch {p.leader_epoch}", f"fetch offset {p.fetch_offset}", f"HWM {p.hwm}"]
+        if p.error is not None:
+            parts.insert(0, f"error {_enum(p.error)}")
+        if p.diverging_epoch is not None:
+            parts.append(f"diverging epoch {p.diverging_epoch.epoch} at offset {fmt(p.diverging_epoch.offset)}")
+        parts.append(f"records {fmt_log(p.records)}" if p.records else "no records")
+        return ", ".join(parts)
+    if t == "RegisterBrokerRequest":
+        s = f"incarnation {m.incarnation_id}"
+        if m.broker_epoch is not None:
+            s += f", broker epoch on file {m.broker_epoch}"
+        return s
+    if t == "RegisterBrokerResponse":
+        return (f"broker epoch {m.broker_epoch}, incarnation {m.incarnation_id}, "
+                f"metadata offset {m.metadata_offset}")
+    if t == "AlterPartitionRequest":
+        return (f"ISR {fmt_set(m.isr)}, epochs {fmt(m.isr_and_epochs, 'isr_and_epochs')}, "
+                f"leader epoch {m.leader_epoch}, partition epoch {m.partition_epoch}, "
+                f"broker epoch {m.broker_epoch}")
+    if t == "AlterPartitionResponse":
+        req = m.request
+        asked = f"for ISR {fmt_set(req.isr)} at partition epoch {req.partition_epoch}"
+        if m.error is not None:
+            return f"error {_enum(m.error)} {asked}"
+        return (f"accepted {asked}: ISR {fmt_set(m.isr)}, leader {fmt_broker(m.leader)}, "
+                f"leader epoch {m.leader_epoch}, partition epoch {m.partition_epoch}")
+    return ", ".join(f"{FIELD_NAMES.get(f, f)} {fmt(x, f)}" for f, x in zip(m._fields, m)
+                     if f not in ("type", "dest", "source"))
+
+
+def fmt_message(m) -> str:
+    return f"{_enum(m.type)} {fmt_broker(m.source)}->{fmt_broker(m.dest)} ({message_fields(m)})"
+
+
+def short_message(m) -> str:
+    t = _enum(m.type)
+    label = MSG_SHORT.get(t, t)
+    if t == "FetchRequest":
+        return f"{label} @{m.partition.fetch_offset} e{m.partition.leader_epoch}"
+    if t == "FetchResponse":
+        p = m.partition
+        if p.error is not None:
+            return f"{label} {_enum(p.error)}"
+        if p.diverging_epoch is not None:
+            return f"{label} diverging e{p.diverging_epoch.epoch}"
+        recs = " ".join(f"{r.value}@{r.offset}" for r in p.records)
+        return f"{label} {recs + ' ' if recs else ''}HWM {p.hwm}"
+    if t == "AlterPartitionRequest":
+        return f"{label} ISR {fmt_set(m.isr)}"
+    if t == "AlterPartitionResponse":
+        return f"{label} {_enum(m.error)}" if m.error is not None else f"{label} ISR {fmt_set(m.isr)}"
+    if t == "RegisterBrokerResponse":
+        return f"{label} epoch {m.broker_epoch}"
+    return label
+
+
+def field_diff(old, new) -> str:
+    """'LEO 1 -> 2, HWM 1 -> 2' for two records of one type, else 'old -> new'."""
+    if (hasattr(old, "_fields") and type(old) is type(new)
+            and type(new).__name__ not in MSG_SHORT):
+        parts = []
+        for f, a, b in zip(new._fields, old, new):
+            if a != b:
+                if isinstance(a, tuple) and isinstance(b, tuple) and b[:len(a)] == a and a and \
+                        type(b[0]).__name__ == "PartitionRecord":
+                    parts.append(f"{FIELD_NAMES.get(f, f)} + {', '.join(fmt_record(r) for r in b[len(a):])}")
+                else:
+                    parts.append(f"{FIELD_NAMES.get(f, f)} {fmt(a, f)} -> {fmt(b, f)}")
+        return ", ".join(parts)
+    return f"{fmt(old)} -> {fmt(new)}"
+
+
+def _esc(s: Any) -> str:
+    return html.escape(str(s))
+
+
+@register("kraft")
+class KraftView(TraceView):
+    name = "kraft"
+
+    def __init__(self, model: Any):
+        super().__init__(model)
+        constants = getattr(model, "constants", {}) or {}
+        self.n = int(constants.get("BrokerCount", getattr(model, "n", 0)))
+        self.brokers = tuple(range(1, self.n + 1))
+        self.variant = getattr(model, "variant", "")
+        self.elr = self.variant != "v3_5"
+        self.min_isr = constants.get("MinISR")
+
+    # ---- text --------------------------------------------------------------------
+
+    def _b(self, action) -> int | None:
+        params = getattr(action, "params", ()) or ()
+        return params[0] if params and isinstance(params[0], int) else None
+
+    def describe(self, action, prev, state) -> str:
+        name = getattr(action, "name", str(action))
+        b = self._b(action)
+        text = DESCRIBE.get(name, "").format(b=b)
+        if name == "WriteRecordToLeader" and b is not None:
+            log = state.partition_data[b - 1].log
+            if log:
+                r = log[-1]
+                text = f"a producer writes {r.value} to leader {b} (offset {r.offset}, leader epoch {r.epoch})"
+        elif name == "ReceiveMetadataUpdate" and b is not None:
+            was, now = prev.partition_status[b - 1], state.partition_status[b - 1]
+            md = state.partition_metadata[b - 1]
+            if was != now or prev.partition_metadata[b - 1].leader_epoch != md.leader_epoch:
+                role = _enum(now) if now is not None else "no replica role"
+                text += f": now {role.lower() if now is not None else role} in leader epoch {md.leader_epoch}"
+        elif name in ("FenceBroker", "DataLossShutdown", "UncleanShutdown", "NoDataLossShutdown",
+                      "CleanShutdown", "ReceiveBrokerRegRequest", "UnfenceBroker",
+                      "ReceiveAlterPartitionRequest"):
+            a, c = prev.con_partition_metadata, state.con_partition_metadata
+            if a.leader != c.leader:
+                text += f"; the controller elects leader {fmt_broker(c.leader)} (leader epoch {c.leader_epoch})"
+            elif a.isr != c.isr:
+                text += f"; ISR {fmt_set(a.isr)} -> {fmt_set(c.isr)}"
+        return text
+
+    def summary_lines(self, s) -> list[str]:
+        """The state at a glance: the controller, each broker, the producer, the network."""
+        md = s.con_partition_metadata
+        fenced = frozenset(self.brokers) - s.con_unfenced
+        ctl = (f"controller: leader {fmt_broker(md.leader)}, leader epoch {md.leader_epoch}, "
+               f"partition epoch {md.partition_epoch}, ISR {fmt_set(md.isr)}")
+        if self.elr:
+            ctl += f", ELR {fmt_set(md.elr)}, last-known ELR {fmt_set(md.last_known_elr)}"
+        ctl += f", replicas {fmt_set(md.replicas)}, fenced {fmt_set(fenced)}"
+        if md.adding or md.removing:
+            ctl += f", adding {fmt_set(md.adding)}, removing {fmt_set(md.removing)}"
+        lines = [ctl]
+        for b in self.brokers:
+            i = b - 1
+            bs, d, rmd = s.broker_state[i], s.partition_data[i], s.partition_metadata[i]
+            role = s.partition_status[i]
+            parts = [_enum(role) if role is not None else "no replica role", _enum(bs.status),
+                     f"broker epoch {bs.broker_epoch}", f"log {fmt_log(d.log)}", f"LEO {d.leo}", f"HWM {d.hwm}"]
+            if s.partition_leso[i] is not None:
+                parts.append(f"LESO {s.partition_leso[i]}")
+            parts.append(f"sees leader {fmt_broker(rmd.leader)} in leader epoch {rmd.leader_epoch}, "
+                         f"ISR {fmt_set(rmd.isr)}")
+            for b1, f in zip(self.brokers, s.broker_fetchers[i]):
+                if f.partition is not None:
+                    parts.append(f"fetches from {b1} at offset {f.partition.fetch_offset}"
+                                 + (" (request pending)" if f.pending_response else ""))
+            lines.append(f"broker {b}: " + ", ".join(parts))
+        lines.append(f"producer: sent {fmt_set(s.inv_sent)}, acked {fmt_set(s.inv_pos_acked)}, "
+                     f"nacked {fmt_set(s.inv_neg_acked)}; true HWM {s.inv_true_hwm}")
+        msgs = sorted(s.messages, key=fmt_message)
+        lines.append("in flight: " + ("; ".join(fmt_message(m) for m in msgs) if msgs else "nothing"))
+        return lines
+
+    def text(self, prop: str, trace: list, header: str = "") -> str:
+        body = super().text(prop, trace, header)
+        last = trace[-1][1]
+        return (body + f"State after step {len(trace) - 1} (where {prop} fails), at a glance:\n"
+                + "\n".join("  " + line for line in self.summary_lines(last)) + "\n")
+
+    def initial_lines(self, state) -> list[str]:
+        head = self.summary_lines(state) + ["every variable:"]
+        lines: list[str] = []
+        for name, value in zip(self.names(state), state):
+            depth = PER_BROKER.get(name)
+            if depth == 1:
+                lines.append(f"{name} = " + "; ".join(f"[{b}] {fmt(v)}" for b, v in zip(self.brokers, value)))
+            elif depth == 2:
+                inner = []
+                for b, row in zip(self.brokers, value):
+                    inner.append(f"[{b}] " + ", ".join(f"[{b1}] {fmt(v)}" for b1, v in zip(self.brokers, row)))
+                lines.append(f"{name} = " + "; ".join(inner))
+            elif name in ("con_metadata_log",):
+                lines.append(f"{name} = [" + ", ".join(fmt(r) for r in value) + "]")
+            else:
+                lines.append(f"{name} = {fmt(value)}")
+        return head + ["  " + line for line in lines]
+
+    def step_lines(self, prev, state, action) -> list[str]:
+        lines = []
+        before, after = prev.messages, state.messages
+        if before is not after:
+            for m in sorted(before - after, key=fmt_message):
+                lines.append(f"{self.fate(action, m)}: {fmt_message(m)}")
+            for m in sorted(after - before, key=fmt_message):
+                lines.append(f"sent: {fmt_message(m)}")
+        for name, a, b in zip(self.names(state), prev, state):
+            if a == b or name in ("messages", "messages_discard"):
+                continue
+            depth = PER_BROKER.get(name)
+            if depth == 1:
+                for br, x, y in zip(self.brokers, a, b):
+                    if x != y:
+                        if name == "broker_metadata_log" and y[:len(x)] == x:
+                            lines.append(f"{name}[{br}] + " + ", ".join(fmt(r) for r in y[len(x):]))
+                        else:
+                            lines.append(f"{name}[{br}]: {field_diff(x, y)}")
+            elif depth == 2:
+                for br, xr, yr in zip(self.brokers, a, b):
+                    for b1, x, y in zip(self.brokers, xr, yr):
+                        if x != y:
+                            lines.append(f"{name}[{br}][{b1}]: {field_diff(x, y)}")
+            elif name == "con_metadata_log" and b[:len(a)] == a:
+                lines.append(f"{name} + " + ", ".join(fmt(r) for r in b[len(a):]))
+            elif name == "inv_consumed" and b[:len(a)] == a:
+                lines.append(f"{name} + " + ", ".join(fmt_record(r) for r in b[len(a):]))
+            else:
+                lines.append(f"{name}: {field_diff(a, b)}")
+        return lines
+
+    # ---- ITF ---------------------------------------------------------------------
+
+    def _itf_record(self, r) -> Any:
+        name = type(r).__name__
+        absent = ABSENT_WHEN_NONE.get(name, ())
+        out = {}
+        for f, x in zip(r._fields, r):
+            if x is None and f in absent:
+                continue
+            if not self.elr and f in V3_5_ABSENT:
+                continue
+            if f == "leader" and x == NO_LEADER:
+                out[f] = "NoLeader"
+            elif f in ("dest", "source") and x == CONTROLLER:
+                out[f] = "Controller"
+            elif f == "isr_and_epochs":
+                out[f] = {"#map": [[itf.bigint(b), itf.bigint(e)] for b, e in x]}
+            else:
+                out[f] = itf.to_itf(x, self._itf_record)
+        return out
+
+    def itf_variable(self, name: str, value: Any) -> Any:
+        depth = PER_BROKER.get(name)
+        conv = lambda v: itf.to_itf(v, self._itf_record)  # noqa: E731
+        if depth == 1:
+            return itf.fn_over(value, self.brokers, conv)
+        if depth == 2:
+            return itf.fn_over(value, self.brokers, lambda row: itf.fn_over(row, self.brokers, conv))
+        return conv(value)
+
+    def itf_meta(self) -> dict:
+        return {"note": "kraft: Nil, NoLeader and Controller are the reference's model values; "
+                        "functions over Brokers are #map; logs are sequences (lists)"}
+
+    # ---- sequence diagram ----------------------------------------------------------
+
+    def lanes(self) -> list[str]:
+        return ["Controller"] + [f"Broker {b}" for b in self.brokers]
+
+    def in_flight(self, state):
+        return state.messages
+
+    def message_lanes(self, m) -> tuple[int, int]:
+        return (m.source, m.dest)  # CONTROLLER = 0 is lane 0, broker b is lane b
+
+    def message_label(self, m) -> tuple[str, str]:
+        return short_message(m), fmt_message(m)
+
+    def message_kind(self, m) -> str:
+        return _enum(m.type)
+
+    def actor_lane(self, action) -> int | None:
+        name = getattr(action, "name", "")
+        if name in CONTROLLER_ACTIONS:
+            return 0
+        return self._b(action)
+
+    def fate(self, action, m) -> str:
+        name = getattr(action, "name", "")
+        b = self._b(action)
+        if name.startswith("Receive") and (m.dest == (0 if name in CONTROLLER_ACTIONS else b)):
+            return "received"
+        return "dropped"
+
+    # ---- the per-step table ----------------------------------------------------------
+
+    def columns(self) -> list[str]:
+        return ["Controller"] + [f"Broker {b}" for b in self.brokers] + ["Producer"]
+
+    @staticmethod
+    def _item(label: str, text: str, changed: bool, cls: str = "") -> str:
+        c = " chg" if changed else ""
+        c += f" {cls}" if cls else ""
+        lab = f'<span class="k">{_esc(label)}</span> ' if label else ""
+        return f'<span class="it{c}">{lab}{text}</span>'
+
+    def _controller_cell(self, prev, s) -> tuple[str, bool]:
+        md = s.con_partition_metadata
+        pm = prev.con_partition_metadata if prev is not None else md
+        ch = prev is not None
+        items = [
+            self._item("leader", f"<b>{_esc(fmt_broker(md.leader))}</b>", ch and pm.leader != md.leader),
+            self._item("LE", _esc(md.leader_epoch), ch and pm.leader_epoch != md.leader_epoch),
+            self._item("PE", _esc(md.partition_epoch), ch and pm.partition_epoch != md.partition_epoch),
+            "<br>",
+            self._item("ISR", _esc(fmt_set(md.isr)), ch and pm.isr != md.isr),
+        ]
+        if self.elr:
+            items.append(self._item("ELR", _esc(fmt_set(md.elr)), ch and pm.elr != md.elr))
+            if md.last_known_elr or (ch and pm.last_known_elr):
+                items.append(self._item("last-known ELR", _esc(fmt_set(md.last_known_elr)),
+                                        ch and pm.last_known_elr != md.last_known_elr))
+        items.append("<br>")
+        fenced = frozenset(self.brokers) - s.con_unfenced
+        pf = frozenset(self.brokers) - prev.con_unfenced if prev is not None else fenced
+        items.append(self._item("fenced", _esc(fmt_set(fenced)), ch and pf != fenced))
+        if md.adding or md.removing:
+            items.append(self._item("reassigning", _esc(f"+{fmt_set(md.adding)} -{fmt_set(md.removing)}"),
+                                    ch and (pm.adding != md.adding or pm.removing != md.removing)))
+        changed = prev is not None and (prev.con_partition_metadata != md
+                                        or prev.con_unfenced != s.con_unfenced
+                                        or prev.con_broker_reg != s.con_broker_reg)
+        return " ".join(items), changed
+
+    def _log_html(self, log, acked, old_log) -> str:
+        if not log:
+            return '<span class="log empty">empty</span>'
+        chips = []
+        for i, r in enumerate(log):
+            cls = "rec"
+            if r.value in acked:
+                cls += " acked"
+            if old_log is not None and (i >= len(old_log) or old_log[i] != r):
+                cls += " chg"
+            chips.append(f'<span class="{cls}" title="offset {r.offset}, value {_esc(r.value)}, '
+                         f'leader epoch {r.epoch}">{r.offset}<b>{_esc(r.value)}</b><i>e{r.epoch}</i></span>')
+        return '<span class="log">' + "".join(chips) + "</span>"
+
+    def _broker_cell(self, prev, s, b) -> tuple[str, bool]:
+        i = b - 1
+        ch = prev is not None
+        role, bs = s.partition_status[i], s.broker_state[i]
+        d, md = s.partition_data[i], s.partition_metadata[i]
+        p = prev
+        items = []
+        role_txt = _enum(role) if role is not None else "-"
+        items.append(self._item("", f'<span class="role r-{_esc(role_txt)}">{_esc(role_txt)}</span>',
+                                ch and p.partition_status[i] != role))
+        reg = s.con_broker_reg[i]
+        status = _enum(bs.status)
+        items.append(self._item("", _esc(status), ch and p.broker_state[i].status != bs.status,
+                                "st-" + status))
+        items.append(self._item("epoch", _esc(bs.broker_epoch), ch and p.broker_state[i].broker_epoch != bs.broker_epoch))
+        if _enum(reg.status) == "FENCED":  # the controller's view
+            items.append(self._item("", '<span class="fenced">fenced</span>',
+                                    ch and p.con_broker_reg[i].status != reg.status))
+        items.append("<br>")
+        old_log = p.partition_data[i].log if ch else None
+        items.append(self._log_html(d.log, s.inv_pos_acked, old_log))
+        items.append("<br>")
+        pd = p.partition_data[i] if ch else d
+        items.append(self._item("LEO", _esc(d.leo), ch and pd.leo != d.leo))
+        items.append(self._item("HWM", _esc(d.hwm), ch and pd.hwm != d.hwm))
+        leso = s.partition_leso[i]
+        if leso is not None:
+            items.append(self._item("LESO", _esc(leso), ch and p.partition_leso[i] != leso))
+        if md.leader != NO_LEADER or md.replicas:
+            pmd = p.partition_metadata[i] if ch else md
+            items.append("<br>")
+            items.append(self._item("sees leader", _esc(fmt_broker(md.leader)) + f" e{md.leader_epoch}",
+                                    ch and (pmd.leader != md.leader or pmd.leader_epoch != md.leader_epoch)))
+            if role is not None and role.name == "Leader":
+                isr_txt = fmt_set(md.isr)
+                if md.maximal_isr != md.isr:
+                    isr_txt += f" (maximal {fmt_set(md.maximal_isr)})"
+                items.append(self._item("ISR", _esc(isr_txt),
+                                        ch and (pmd.isr != md.isr or pmd.maximal_isr != md.maximal_isr)))
+                peers = s.partition_replica_state[i]
+                known = [f"{b1}:{fmt(r.leo)}" for b1, r in zip(self.brokers, peers)
+                         if b1 != b and r.leo is not None]
+                if known:
+                    items.append(self._item("follower LEOs", _esc(" ".join(known)),
+                                            ch and p.partition_replica_state[i] != peers))
+        changed = prev is not None and any(
+            prev[j][i] != s[j][i] for j in self._per_broker_idx)
+        return " ".join(items), changed
+
+    def _producer_cell(self, prev, s) -> tuple[str, bool]:
+        ch = prev is not None
+        items = [
+            self._item("sent", _esc(fmt_set(s.inv_sent)), ch and prev.inv_sent != s.inv_sent),
+            self._item("acked", f'<span class="acked-set">{_esc(fmt_set(s.inv_pos_acked))}</span>',
+                       ch and prev.inv_pos_acked != s.inv_pos_acked),
+        ]
+        if s.inv_neg_acked:
+            items.append(self._item("nacked", _esc(fmt_set(s.inv_neg_acked)),
+                                    ch and prev.inv_neg_acked != s.inv_neg_acked))
+        items.append("<br>")
+        items.append(self._item("true HWM", _esc(s.inv_true_hwm), ch and prev.inv_true_hwm != s.inv_true_hwm))
+        changed = ch and (prev.inv_sent != s.inv_sent or prev.inv_pos_acked != s.inv_pos_acked
+                          or prev.inv_neg_acked != s.inv_neg_acked or prev.inv_true_hwm != s.inv_true_hwm)
+        return " ".join(items), changed
+
+    @property
+    def _per_broker_idx(self) -> tuple[int, ...]:
+        names = self.variables or ()
+        return tuple(names.index(v) for v in ("broker_state", "partition_status", "partition_data",
+                                              "partition_metadata", "partition_leso", "con_broker_reg",
+                                              "partition_replica_state") if v in names)
+
+    def cells(self, prev, state) -> list[tuple[str, bool]]:
+        out = [self._controller_cell(prev, state)]
+        out.extend(self._broker_cell(prev, state, b) for b in self.brokers)
+        out.append(self._producer_cell(prev, state))
+        return out
+
+    # ---- what broke ------------------------------------------------------------------
+
+    def _where_was(self, trace, value) -> str:
+        """Where an acked value lived: its offset and epoch the last time a log held it."""
+        for _, s in reversed(trace):
+            for b, d in zip(self.brokers, s.partition_data):
+                for r in d.log:
+                    if r.value == value:
+                        return f"offset {r.offset}, leader epoch {r.epoch}"
+        return "offset unknown"
+
+    def explain(self, prop: str, trace: list) -> Explanation | None:
+        s = trace[-1][1]
+        acked = sorted(s.inv_pos_acked)
+        logs = {b: d.log for b, d in zip(self.brokers, s.partition_data)}
+        in_log = lambda b, v: any(r.value == v for r in logs[b])  # noqa: E731
+        true_hwm = s.inv_true_hwm
+        md = s.con_partition_metadata
+        if prop == "LeaderCompletenessProperty":
+            lead = md.leader
+            if lead != NO_LEADER:
+                d = s.partition_data[lead - 1]
+                missing = [v for v in acked if not in_log(lead, v)]
+                parts = []
+                if missing:
+                    parts.append("the acknowledged record" + ("s " if len(missing) > 1 else " ")
+                                 + ", ".join(f"{v} ({self._where_was(trace, v)})" for v in missing)
+                                 + f" is missing from the log of leader broker {lead}")
+                if d.leo < true_hwm:
+                    lost = [r for r in s.inv_consumed[d.leo - 1:true_hwm - 1]
+                            if not any(x == r for x in d.log)]
+                    parts.append(f"its LEO {d.leo} is below the true HWM {true_hwm}"
+                                 + (": it lacks the committed record" + ("s " if len(lost) > 1 else " ")
+                                    + ", ".join(f"{r.value} (offset {r.offset}, leader epoch {r.epoch})"
+                                                for r in lost)
+                                    + ", already readable by consumers"
+                                    if lost else ""))
+                text = (f"Committed data lost: the controller's leader, broker {lead} (leader epoch "
+                        f"{md.leader_epoch}), is RUNNING but " + "; ".join(parts)
+                        + f". Its log: {fmt_log(d.log) if d.log else 'empty'}.")
+                return Explanation(text, {lead})
+        if prop == "NoCommittedRecordLostGlobally":
+            missing = [v for v in acked if not any(in_log(b, v) for b in self.brokers)]
+            if missing:
+                text = ("Committed data lost: the acknowledged record" + ("s " if len(missing) > 1 else " ")
+                        + ", ".join(f"{v} ({self._where_was(trace, v)})" for v in missing)
+                        + " is in no broker's log ("
+                        + "; ".join(f"broker {b} {fmt_log(logs[b])}" for b in self.brokers) + ").")
+                return Explanation(text, set(self.brokers))
+        if prop == "LeaderCandidateCompletenessProperty":
+            quorum = sorted(md.isr | (md.elr if self.elr else frozenset()))
+            bad = [b for b in quorum if s.partition_data[b - 1].leo < true_hwm
+                   and _enum(s.broker_state[b - 1].status) == "RUNNING"]
+            if bad:
+                what = "ISR" + (" or ELR" if self.elr else "")
+                text = (f"An election could lose committed data: {what} member"
+                        + ("s " if len(bad) > 1 else " ") + ", ".join(
+                            f"broker {b} (LEO {s.partition_data[b - 1].leo}, log "
+                            f"{fmt_log(s.partition_data[b - 1].log)})" for b in bad)
+                        + f" {'are' if len(bad) > 1 else 'is'} RUNNING below the true HWM {true_hwm}"
+                        + (f"; missing acknowledged " + ", ".join(
+                            f"{v}" for v in acked if not all(in_log(b, v) for b in bad)) if acked else "")
+                        + f" (controller ISR {fmt_set(md.isr)}"
+                        + (f", ELR {fmt_set(md.elr)}" if self.elr else "") + ").")
+                return Explanation(text, set(bad))
+        if prop == "ReplicationQuorumSupersetProperty":
+            bad = []
+            for b in self.brokers:
+                rmd = s.partition_metadata[b - 1]
+                if s.partition_status[b - 1] is not None and _enum(s.partition_status[b - 1]) == "Leader" \
+                        and rmd.leader_epoch == md.leader_epoch:
+                    bad.append(f"leader broker {b} replicates to maximal ISR {fmt_set(rmd.maximal_isr)} "
+                               f"(ISR {fmt_set(rmd.isr)}) while the controller's ISR is {fmt_set(md.isr)}"
+                               + (f" and ELR {fmt_set(md.elr)}" if self.elr else ""))
+            if bad:
+                return Explanation("The replication quorum does not cover the election quorum: "
+                                   + "; ".join(bad) + ".", {b for b in self.brokers
+                                                            if s.partition_status[b - 1] is not None})
+        if prop == "LogMatchingProperty":
+            for o in range(1, max((len(x) for x in logs.values()), default=0) + 1):
+                held = {b: logs[b][o - 1].value for b in self.brokers
+                        if s.partition_data[b - 1].leo > o and s.partition_data[b - 1].hwm > o}
+                if len(set(held.values())) > 1:
+                    return Explanation(f"Logs diverge below the HWM at offset {o}: "
+                                       + ", ".join(f"broker {b} has {v}" for b, v in held.items()) + ".",
+                                       set(held))
+        if prop == "ConsistentReadProperty":
+            return Explanation(f"A consumed record moved: consumed {fmt_log(s.inv_consumed)}, but a "
+                               f"non-stale leader's log differs ("
+                               + "; ".join(f"broker {b} {fmt_log(logs[b])}" for b in self.brokers) + ").",
+                               set(self.brokers))
+        if prop == "MinIsrRecoveryQuorum":
+            return Explanation(f"ISR and ELR are empty and the last-known ELR {fmt_set(md.last_known_elr)} "
+                               f"has {len(md.last_known_elr)} member(s), not MinISR = {self.min_isr}.", {0})
+        return super().explain(prop, trace)

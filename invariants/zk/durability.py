@@ -1,0 +1,69 @@
+"""Durability: acknowledged records survive while Kafka promises they do.
+
+"Protected" is defined in model/zk/ghost.py: an acknowledged (acks=all)
+record is protected while, at every moment since its acknowledgement, some
+ISR member that held it and has not lost it in a crash was running (seed 004:
+the guarantee "is predicated on at least one replica remaining in sync. If
+all the nodes replicating a partition die, this guarantee no longer holds").
+Records every keeper of which crashed, or lost them to an unflushed crash,
+are outside the promise and not checked; protocol truncation never ends the
+promise: it is what these properties catch.
+"""
+from __future__ import annotations
+
+from model.zk.state import NO_LEADER
+
+
+def leader_completeness(model):
+    """LeaderCompleteness: the registered leader's log holds every protected
+    acknowledged record (seed 002's Leader Completeness, under the promise)."""
+
+    def LeaderCompleteness(s) -> bool:
+        acked = s.acked
+        if not acked:
+            return True
+        leader = s.zk_partition.leader
+        if leader == NO_LEADER:
+            return True
+        log = s.log[leader]
+        for a in acked:
+            if a.keepers:
+                v = a.value
+                for r in log:
+                    if r.value == v:
+                        break
+                else:
+                    return False
+        return True
+
+    return LeaderCompleteness
+
+
+def no_acked_record_lost(model):
+    """NoAckedRecordLost: every protected acknowledged record is in the log of
+    some replica (in memory on a running broker, or on the disk of a crashed
+    one): the record is not gone for good."""
+    replicas = tuple(model.replicas)
+
+    def NoAckedRecordLost(s) -> bool:
+        acked = s.acked
+        if not acked:
+            return True
+        logs = s.log
+        for a in acked:
+            if not a.keepers:
+                continue
+            v = a.value
+            found = False
+            for b in replicas:
+                for r in logs[b]:
+                    if r.value == v:
+                        found = True
+                        break
+                if found:
+                    break
+            if not found:
+                return False
+        return True
+
+    return NoAckedRecordLost

@@ -1,0 +1,80 @@
+"""Seeded protocol bugs ("mutants") of the `kraft` model, for tests that say
+"kmc finds this known bug" (tests/quality) and specs/mutants/*.toml.
+
+The reference marks its safety-critical guards with a `\\* CHECK` comment (ten
+places, the same in kip-966 and v3.5). Each mutant below switches off one of
+them; a spec selects mutants with the constant `Mutants` (a list of names,
+default []: the reference protocol, every conformance count unchanged).
+
+A guard site reads its flag only where the guard would have decided
+(`... and not k.mutant.<name>`), so the default model pays nothing on its
+common path.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from model.base import ModelConfigError
+
+# name -> (reference site, what the mutant does)
+MUTANTS: dict[str, tuple[str, str]] = {
+    "skip_reg_response_incarnation_check": (
+        "ReceiveBrokerRegResponse: broker_state[b].incarnation_id = m.incarnation_id",
+        "a starting broker accepts a registration response meant for another incarnation"),
+    "skip_add_fetcher_epoch_check": (
+        "AddPartitionToFetcher: leader_epoch > partition_metadata[b].leader_epoch",
+        "a follower keeps its fetch state across a leader-epoch bump of the same leader"),
+    "skip_reset_out_of_sync_followers": (
+        "BecomeLeaderInNewEpoch: ResetFollowerStateOfAllButISR",
+        "a leader re-elected in a new epoch keeps what it knew of out-of-sync followers"),
+    "skip_follower_leo_nil_check": (
+        "FollowerIsCaughtUp: follower_leo # Nil",
+        "a follower the leader never heard from counts as caught up"),
+    "skip_follower_hwm_check": (
+        "FollowerIsCaughtUp: follower_leo >= HwmOf(b)",
+        "a follower below the leader's HWM may join the ISR"),
+    "skip_follower_leso_check": (
+        "FollowerIsCaughtUp: follower_leo >= partition_leso[b]",
+        "a follower below the leader epoch start offset may join the ISR"),
+    "skip_fetch_offset_check": (
+        "ReceiveFetchResponse: fetch_offset # m.partition.fetch_offset -> no-op",
+        "a fetch response for another fetch offset is applied"),
+    "skip_fetch_leader_epoch_check": (
+        "ReceiveFetchResponse: leader_epoch # m.partition.leader_epoch -> no-op",
+        "a fetch response from another leader epoch is applied"),
+    "accept_any_broker_epoch": (
+        "IsEligibleBroker: broker_epoch = 0 \\/ con_broker_reg[b].broker_epoch = broker_epoch",
+        "the controller accepts an ISR member whatever broker epoch the request carries"),
+    "skip_partition_epoch_check": (
+        "ValidateAlterPartitionRequest: m.partition_epoch = con_partition_metadata.partition_epoch",
+        "the controller accepts an AlterPartition request built on a stale partition epoch"),
+}
+
+
+class MutantFlags(NamedTuple):
+    """One flag per mutant (read at the guard sites as k.mutant.<name>)."""
+
+    skip_reg_response_incarnation_check: bool = False
+    skip_add_fetcher_epoch_check: bool = False
+    skip_reset_out_of_sync_followers: bool = False
+    skip_follower_leo_nil_check: bool = False
+    skip_follower_hwm_check: bool = False
+    skip_follower_leso_check: bool = False
+    skip_fetch_offset_check: bool = False
+    skip_fetch_leader_epoch_check: bool = False
+    accept_any_broker_epoch: bool = False
+    skip_partition_epoch_check: bool = False
+
+
+NO_MUTANTS = MutantFlags()
+assert tuple(MUTANTS) == MutantFlags._fields
+
+
+def mutant_flags(names) -> MutantFlags:
+    """The flags for a list of mutant names; unknown names are bad input."""
+    unknown = [n for n in names if n not in MUTANTS]
+    if unknown:
+        raise ModelConfigError(
+            f"kraft: unknown mutant(s) {', '.join(map(repr, unknown))} "
+            f"(known: {', '.join(MUTANTS)})")
+    return MutantFlags(**{n: True for n in names})

@@ -1,0 +1,98 @@
+"""Ghost bookkeeping of acknowledged records, for the durability properties.
+
+Kafka promises that a committed (acks=all) record survives "as long as at least
+one replica remains in sync" (seed 004, "Unclean leader election": "If all the
+nodes replicating a partition die, this guarantee no longer holds"). We make
+that premise exact with a set of *keepers* per acknowledged value:
+
+- a broker becomes a keeper of v when it is in the ISR (the znode's) and holds
+  v: at the acknowledgement (every ISR member holding v), when it joins the ISR
+  holding v, or when a fetch brings v to an ISR member;
+- it stops being one when it leaves the ISR (shrink, or an election that drops
+  it) or when a crash loses v (v was beyond its flushed offset);
+- truncating v away *by protocol* (to the HW, to a leader's offset) does not
+  end it: that truncation is exactly what the properties check.
+
+v is *protected* while at every moment since its acknowledgement some keeper
+was running; once none is, its keepers are emptied for good (the record is
+outside the promise; states that differ only there then coincide).
+"""
+from __future__ import annotations
+
+from model.zk.state import Acked
+
+EMPTY = frozenset()
+
+
+def values_of(log) -> frozenset:
+    return frozenset(r.value for r in log)
+
+
+def _running_keeper(keepers, running) -> bool:
+    for m in keepers:
+        if running[m]:
+            return True
+    return False
+
+
+def acknowledge(acked: tuple, values, isr, logs) -> tuple:
+    """`values` (in log order) are acknowledged now: every member of `isr`
+    holding a value keeps it."""
+    new = list(acked)
+    for v in values:
+        keepers = frozenset(m for m in isr if any(r.value == v for r in logs[m]))
+        new.append(Acked(v, keepers))
+    new.sort()
+    return tuple(new)
+
+
+def crash(acked: tuple, b: int, lost: frozenset, running) -> tuple:
+    """Broker b crashed (running[b] is already False) and lost the values in `lost`."""
+    if not acked:
+        return acked
+    changed = False
+    new = []
+    for a in acked:
+        keepers = a.keepers
+        if keepers:
+            if b in keepers and a.value in lost:
+                keepers = keepers - {b}
+            if not _running_keeper(keepers, running):
+                keepers = EMPTY
+        if keepers is not a.keepers:
+            changed = True
+            a = Acked(a.value, keepers)
+        new.append(a)
+    return tuple(new) if changed else acked
+
+
+def restrict(acked: tuple, isr, running) -> tuple:
+    """The ISR is now `isr`: keepers outside it stop being keepers."""
+    if not acked:
+        return acked
+    changed = False
+    new = []
+    for a in acked:
+        keepers = a.keepers
+        if keepers and not keepers <= isr:
+            keepers = keepers & isr
+            if not _running_keeper(keepers, running):
+                keepers = EMPTY
+            changed = True
+            a = Acked(a.value, keepers)
+        new.append(a)
+    return tuple(new) if changed else acked
+
+
+def gain(acked: tuple, b: int, held) -> tuple:
+    """ISR member b now holds the values in `held`: it keeps the protected ones."""
+    if not acked:
+        return acked
+    changed = False
+    new = []
+    for a in acked:
+        if a.keepers and b not in a.keepers and a.value in held:
+            a = Acked(a.value, a.keepers | {b})
+            changed = True
+        new.append(a)
+    return tuple(new) if changed else acked

@@ -1,0 +1,29 @@
+"""A broker's disk: the asynchronous log flush and the HW checkpoint
+(seed 003: "Each log is periodically synced to disks"; "From time to time,
+each replica checkpoints its HW to its disk"; seed 001: "the broker
+periodically stores its HW in a checkpoint file"). Both happen at any time:
+each is a nondeterministic step. A flush syncs the whole log written so far.
+"""
+from __future__ import annotations
+
+from model.zk.state import put, with_changes
+
+
+def flush_log(k, s, b, out):
+    """FlushLog(b): the log up to its end is synced to disk."""
+    if not s.running[b]:
+        return
+    leo = len(s.log[b])
+    if s.flushed[b] == leo:
+        return
+    out.append((k.acts["FlushLog"][b], with_changes(s, {"flushed": put(s.flushed, b, leo)})))
+
+
+def checkpoint_hw(k, s, b, out):
+    """CheckpointHw(b): the in-memory HW is written to the checkpoint file."""
+    if not s.running[b]:
+        return
+    hw = s.hw[b]
+    if s.ckpt_hw[b] == hw:
+        return
+    out.append((k.acts["CheckpointHw"][b], with_changes(s, {"ckpt_hw": put(s.ckpt_hw, b, hw)})))

@@ -1,0 +1,115 @@
+"""Seeded protocol bugs are found (ARCHITECTURE.md: quality tests).
+
+Each `\\* CHECK` guard of the reference is a mutant of the kraft model
+(model/kraft/mutants.py) with a spec specs/mutants/<mutant>.toml whose
+[expect] says which invariant must break and after how many steps (or, for
+a mutant that breaks nothing on its own, what was explored without a
+violation). Every spec here is checked against its [expect]: a mutant that
+is no longer caught, or caught later or by another invariant, fails.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checker.engine import CheckOptions, check
+from checker.spec import load_spec
+from model.base import ModelConfigError
+from model.kraft.mutants import MUTANTS
+from model.registry import MODELS
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTANT_SPECS = sorted((ROOT / "specs" / "mutants").glob("*.toml"))
+SLOW_SECONDS = 60  # specs measured slower than this (on 2 cores) carry the slow mark
+
+
+def _params():
+    for path in MUTANT_SPECS:
+        spec = load_spec(path)
+        marks = [] if spec.expect.get("quick") else [pytest.mark.slow]
+        yield pytest.param(path, id=path.stem, marks=marks)
+
+
+def run(path: Path):
+    spec = load_spec(path)
+    model, props = spec.build()
+    result = check(model, props, CheckOptions(max_depth=spec.depth, stop_on_violation=True,
+                                              check_deadlock=spec.check_deadlock))
+    return spec, result
+
+
+def test_every_mutant_has_a_spec():
+    covered = set()
+    for path in MUTANT_SPECS:
+        spec = load_spec(path)
+        assert spec.model == "kraft" and spec.constants.get("Mutants"), path
+        covered.update(spec.constants["Mutants"])
+    assert covered == set(MUTANTS)
+    stems = {p.stem for p in MUTANT_SPECS}
+    assert set(MUTANTS) <= stems  # each mutant's own spec is named after it
+
+
+@pytest.mark.parametrize("path", list(_params()))
+def test_mutant_is_found_as_expected(path):
+    spec, result = run(path)
+    expect = spec.expect
+    assert expect["outcome"] in ("pass", "violation")
+    if expect["outcome"] == "violation":
+        wanted = expect["violated"]
+        depths = {v.property: v.depth for v in result.violations}
+        assert wanted in depths, f"{spec.constants['Mutants']} not caught by {wanted} (got {result.violated})"
+        assert depths[wanted] == expect["depth"], f"caught after {depths[wanted]} steps"
+    else:  # not caught on its own: the bounded search finds nothing
+        assert result.outcome == "pass", f"now caught: {result.violated} at {result.violations[0].depth}"
+        if "depth" in expect:
+            assert result.depth == expect["depth"]
+        if "distinct" in expect:
+            assert result.distinct == expect["distinct"]
+
+
+def test_the_same_configuration_without_the_mutant_is_clean():
+    """The catching specs find the seeded bug, not a bug of the protocol: with
+    Mutants = [] the same bounded search violates nothing."""
+    for path in MUTANT_SPECS:
+        spec = load_spec(path)
+        if spec.expect.get("outcome") != "violation" or not spec.expect.get("quick"):
+            continue
+        clean = load_spec(path, overrides={"Mutants": []})
+        model, props = clean.build()
+        result = check(model, props, CheckOptions(max_depth=spec.expect["depth"]))
+        assert result.outcome == "pass", (path.name, result.violated)
+
+
+def test_unknown_mutant_is_bad_input_naming_the_known_ones():
+    with pytest.raises(ModelConfigError) as err:
+        MODELS["kraft"].build("v3_5", {"Mutants": ["skip_everything"]})
+    message = str(err.value)
+    assert "skip_everything" in message and "skip_follower_hwm_check" in message and "\n" not in message
+    with pytest.raises(ModelConfigError, match="list of mutant names"):
+        MODELS["kraft"].build("kip966", {"Mutants": "skip_follower_hwm_check"})
+
+
+def test_unknown_mutant_on_the_command_line_exits_2(tmp_path):
+    from click.testing import CliRunner
+    from checker.cli import cli
+    spec = ROOT / "specs" / "kraft-kip966-quick.toml"
+    result = CliRunner().invoke(cli, ["check", str(spec), "--set", 'Mutants=["nope"]', "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown mutant(s) 'nope'" in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_default_is_the_reference_protocol():
+    """Mutants = [] is the default and builds the very same model (the
+    conformance tests check the counts; here: every flag off, constants as
+    the reference's .cfg lists them)."""
+    for variant in ("kip966", "v3_5"):
+        names = [c.name for c in MODELS["kraft"].variants[variant]]
+        assert "Mutants" in names  # `kmc list` shows it
+        model = MODELS["kraft"].build(variant, {})
+        assert not any(model.mutant) and "Mutants" not in model.constants
+        explicit = MODELS["kraft"].build(variant, {"Mutants": []})
+        assert explicit.constants == model.constants
+    model = MODELS["kraft"].build("v3_5", {"Mutants": ["skip_follower_hwm_check"]})
+    assert model.mutant.skip_follower_hwm_check and sum(model.mutant) == 1
+    assert model.constants["Mutants"] == ["skip_follower_hwm_check"]

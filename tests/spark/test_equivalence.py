@@ -1,0 +1,139 @@
+"""The spark engine gives the local engine's answers exactly: distinct states
+per level, generated (in total and per action), distinct per action, the
+first violation of each property and the very same shortest counterexample,
+also when the search stops at a violation or deadlock in the middle of a
+level, with a view, with 128-bit fingerprints, with a depth bound."""
+from __future__ import annotations
+
+import pytest
+
+from checker.engine import CheckOptions
+from checker.errors import EngineEvaluationError
+from checker.spark import check_spark
+from checker.spec import load_spec
+from spark_helpers import KRAFT_QUICK, KRAFT_V35_LOSSY, LOCAL_MASTER, ROOT, assert_same, local_result
+
+RANDGRAPH = {"Nodes": 300, "Degree": 3, "Initial": 1, "Targets": [250, 251, 252]}
+
+
+def run_both(config, options, tmp_path, **kwargs):
+    local = local_result(config, options)
+    spark = check_spark(config, options, master=LOCAL_MASTER, run_dir=tmp_path / "run", **kwargs)
+    assert_same(local, spark)
+    return local, spark
+
+
+@pytest.mark.parametrize("spec_name", ["toy-twophase", "toy-diehard"])
+def test_toy_specs(spark, tmp_path, spec_name):
+    spec = load_spec(ROOT / "specs" / f"{spec_name}.toml")
+    options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
+                           fingerprint_bits=spec.fingerprint_bits, view=spec.view)
+    model, props = spec.build()
+    from checker.engine import check
+    local = check(model, props, options)
+    result = check_spark(spec, options, master=LOCAL_MASTER, run_dir=tmp_path / "run")
+    assert_same(local, result)
+    if spec_name == "toy-twophase":
+        assert result.distinct == 288 and result.outcome == "pass"
+    else:  # stopped in the middle of level 6, as the local engine does
+        assert result.violated == ["NotSolved"] and len(result.violations[0].trace) == 7
+        assert result.per_level_distinct == [1, 2, 3, 2, 2, 2, 2]
+
+
+def test_diehard_continue(spark, tmp_path):
+    config = {"model": "diehard", "constants": {}}
+    local, result = run_both(config, CheckOptions(stop_on_violation=False), tmp_path)
+    assert result.exhausted and result.violated == ["NotSolved"]
+
+
+def test_twophase_view_and_128_bit_fingerprints(spark, tmp_path):
+    config = {"model": "twophase", "constants": {"RMCount": 4}}
+    local, result = run_both(config, CheckOptions(view="no_msgs", fingerprint_bits=128, max_depth=9),
+                             tmp_path)
+    assert result.view == ["rmState", "tmState", "tmPrepared"] and result.fingerprint_bits == 128
+
+
+@pytest.mark.parametrize("seed, initial, deadlock, stop", [
+    (1, 1, True, True),     # a deadlock stops the search in the middle of level 5
+    (1, 1, True, False),    # deadlock at 4, then NotTarget at 12
+    (9, 3, True, False),    # three initial states
+    (1, 1, False, True),    # NotTarget after 12 steps
+    (8, 1, True, False),    # exhausted (189 states), deadlocks found
+    (5, 1, False, True),
+])
+def test_randgraph_deadlocks_and_violations(spark, tmp_path, seed, initial, deadlock, stop):
+    config = {"model": "randgraph", "invariants": ["NotTarget", "ReachesLast"],
+              "constants": {**RANDGRAPH, "Seed": seed, "Initial": initial}}
+    run_both(config, CheckOptions(check_deadlock=deadlock, stop_on_violation=stop), tmp_path)
+
+
+def test_deadlock_at_the_depth_bound(spark, tmp_path):
+    config = {"model": "randgraph", "invariants": ["NotTarget"],
+              "constants": {**RANDGRAPH, "Seed": 1, "Initial": 1}}
+    local, result = run_both(config, CheckOptions(check_deadlock=True, max_depth=3,
+                                                  stop_on_violation=False), tmp_path)
+    assert result.states_left == local.states_left > 0
+
+
+@pytest.mark.parametrize("error_node", [
+    74,    # reached after 2 steps: expanding it raises
+    51,    # level 11, before the violating state's parent in BFS order: the error
+    148,
+    11,    # level 11, after it: the violation after 12 steps comes first
+    269,
+    79,    # reached after 14 steps only
+])
+def test_evaluation_errors_as_the_local_engine(spark, tmp_path, error_node):
+    config = {"model": "randgraph", "invariants": ["NotTarget"],
+              "constants": {**RANDGRAPH, "Seed": 1, "ErrorNode": error_node}}
+    try:
+        local = local_result(config, CheckOptions())
+    except EngineEvaluationError as e:
+        with pytest.raises(EngineEvaluationError) as spark_error:
+            check_spark(config, CheckOptions(), master=LOCAL_MASTER, run_dir=tmp_path / "run")
+        assert str(spark_error.value) == str(e) and spark_error.value.exit_code == 3
+        assert error_node in (74, 51, 148)
+        return
+    result = check_spark(config, CheckOptions(), master=LOCAL_MASTER, run_dir=tmp_path / "run")
+    assert_same(local, result)
+    assert result.violated == ["NotTarget"] and error_node in (11, 269, 79)
+
+
+def test_kafka_violation_stops_in_the_middle_of_a_level(spark, tmp_path):
+    config = {"model": "kraft", "variant": "v3_5", "constants": KRAFT_V35_LOSSY}
+    local, result = run_both(config, CheckOptions(), tmp_path)
+    # TLC: NoCommittedRecordLostGlobally after 4 steps (v3_5-b2f1u1-lrs)
+    assert result.violated == ["NoCommittedRecordLostGlobally"]
+    assert len(result.violations[0].trace) == 5
+    assert [str(a) for a, _ in result.violations[0].trace[1:]] == [
+        "WriteRecordToLeader(1)", "FenceBroker(2)", "ReceiveMetadataUpdate(1)", "UncleanShutdown(1)"]
+
+
+def test_kafka_every_violation_with_continue(spark, tmp_path):
+    config = {"model": "kraft", "variant": "v3_5", "constants": KRAFT_V35_LOSSY}
+    local, result = run_both(config, CheckOptions(stop_on_violation=False, max_depth=8), tmp_path)
+    assert [(v.property, v.depth) for v in result.violations] == [
+        ("NoCommittedRecordLostGlobally", 4), ("LeaderCompletenessProperty", 7),
+        ("LeaderCandidateCompletenessProperty", 7), ("ConsistentReadProperty", 8)]
+
+
+def test_kafka_complete_state_space(spark, tmp_path):
+    """kraft kip966, 2 brokers (TLC: 14,304 distinct states, 39 levels)."""
+    config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
+    local, result = run_both(config, CheckOptions(), tmp_path, partitions=3)
+    assert result.distinct == 14304 and result.exhausted
+    assert len(result.per_level_distinct) == 39
+
+
+def test_reruns_write_the_same_levels(spark, tmp_path):
+    """The parent of each state is chosen deterministically: two runs write
+    the same parent pointers."""
+    from checker.spark import levels
+    config = {"model": "twophase", "constants": {"RMCount": 3}}
+    runs = []
+    for name in ("a", "b"):
+        check_spark(config, CheckOptions(), master=LOCAL_MASTER, run_dir=tmp_path / name)
+        rows = spark.read.parquet(str(levels.parquet_dir(levels.level_dir(tmp_path / name, 6))))
+        runs.append(sorted(tuple(r) for r in rows.where("kind = 'states'")
+                           .select("part", "seq", "fps", "keys", "parents", "actions", "states").collect()))
+    assert runs[0] == runs[1] and runs[0]
