@@ -21,6 +21,7 @@ import json
 import os
 import pstats
 import sys
+import time
 import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,6 +63,7 @@ def main() -> None:
     model, props = build(args.spec)
     if args.no_props:
         props = []
+    cpu0 = time.process_time()
     search = Search(model, props, CheckOptions(max_depth=args.depth))
     if args.profile:
         prof = cProfile.Profile()
@@ -69,9 +71,11 @@ def main() -> None:
         pstats.Stats(prof).sort_stats("tottime").print_stats(30)
     else:
         res = search.run()
+    cpu = time.process_time() - cpu0
     out = {"depth": args.depth, "props": not args.no_props, "distinct": res.distinct,
            "generated": res.generated, "wall_s": round(res.wall_time, 2),
-           "generated_per_s": round(res.generated_per_second),
+           "generated_per_s": round(res.generated_per_second), "cpu_s": round(cpu, 2),
+           "generated_per_cpu_s": round(res.generated / cpu),
            "peak_mib": round(peak_memory_kb() / 1024), "outcome": res.outcome}
     if args.digest:
         out["digest"] = fingerprint_digest(search)

@@ -52,7 +52,7 @@ table#steps{border-collapse:collapse;flex:none}
 #steps thead th{background:#f6f8fa;position:sticky;top:0;z-index:1;height:34px;vertical-align:middle}
 #steps td.n{font-weight:700;text-align:right;color:var(--muted);width:28px}
 #steps td.act{min-width:150px;max-width:210px}
-.aname{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:600}
+.aname{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:600;overflow-wrap:anywhere}
 .desc{color:var(--muted);font-size:12px}
 #steps td.cell{min-width:130px;max-width:260px;font-size:12px}
 #steps td.cell.changed{background:#fffdf0}

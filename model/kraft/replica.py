@@ -151,6 +151,35 @@ def fetchers_without_partition(row):
 
 # ---- ReceiveMetadataUpdate -------------------------------------------------------
 
+class _IdentityMemo(dict):
+    """id(record) -> (record, value); holds the record, so that its id cannot
+    be reused while remembered. Pickles empty (ids mean nothing elsewhere)."""
+
+    __slots__ = ()
+
+    def __reduce__(self):
+        return (_IdentityMemo, ())
+
+
+_metadata_memo = _IdentityMemo()
+
+
+def metadata_of_record(record):
+    """The replica metadata a broker takes from a metadata record (its
+    maximal ISR is the record's ISR): one object per record, so the states
+    that applied the same record share it (the engine's encoding cache and
+    the invariants' identity memos then find it known)."""
+    hit = _metadata_memo.get(id(record))
+    if hit is not None and hit[0] is record:
+        return hit[1]
+    md = ReplicaPartitionMetadata(record.replicas, record.isr, record.isr, record.leader,
+                                  record.leader_epoch, record.partition_epoch)
+    if len(_metadata_memo) >= 1 << 14:
+        _metadata_memo.clear()
+    _metadata_memo[id(record)] = (record, md)
+    return md
+
+
 def _remain_leader(k, s, b, new_md, ch):
     update_hwm_on_partition_change(k, s, b, new_md, ch)
     if new_md.partition_epoch >= s.partition_pending_ap[b - 1].epoch:
@@ -224,8 +253,7 @@ def _metadata_successor(k, s, b, md_offset):
     old_md = s.partition_metadata[i]
     if record.partition_epoch > old_md.partition_epoch:
         replicas = record.replicas
-        new_md = ReplicaPartitionMetadata(replicas, record.isr, record.isr, record.leader,
-                                          record.leader_epoch, record.partition_epoch)
+        new_md = metadata_of_record(record)
         in_new = b in replicas
         ch["partition_metadata"] = except_at(s.partition_metadata, b,
                                              new_md if in_new else k.blank_metadata)
