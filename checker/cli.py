@@ -197,6 +197,16 @@ def list_cmd() -> int:
     return EXIT_OK
 
 
+def _register_commands() -> None:
+    # Commands that live in their own modules (they import nothing of this one).
+    from checker import regress, trace_cli
+    regress.register(cli)
+    trace_cli.register(cli)
+
+
+_register_commands()
+
+
 def main() -> None:
     cli.main(prog_name="kmc")
 

@@ -248,12 +248,15 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
     violations: list = []
     witnesses: list = []
     deadlocks: list = []
-    action = succ = None
+    action = succ = last = None
     for ci, (parent, pparts, pfp) in enumerate(chunk):
         before = len(names)
         try:
             for action, succ in successors(parent):
                 names_append(action[0])
+                if succ is last:  # the same object again (a second witness): seen
+                    continue
+                last = succ
                 # the parent's bytes for every variable whose object is shared;
                 # the indices of the others are found in C (map + compress)
                 parts = pparts.copy()

@@ -54,13 +54,13 @@ table#steps{border-collapse:collapse;flex:none}
 #steps td.act{min-width:150px;max-width:210px}
 .aname{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:600;overflow-wrap:anywhere}
 .desc{color:var(--muted);font-size:12px}
-#steps td.cell{min-width:130px;max-width:260px;font-size:12px}
+#steps td.cell{min-width:110px;max-width:260px;font-size:12px}
 #steps td.cell.changed{background:#fffdf0}
 tr.step{cursor:pointer}
 tr.step:hover td{background:#f6f8fa}
-tr.step.sel td{outline:2px solid #0969da;outline-offset:-2px}
+tr.step.sel td.n,tr.step.sel td.act{outline:2px solid #0969da;outline-offset:-2px}
 tr.step.violation td{background:var(--badbg)}
-#steps td.cell.bad{box-shadow:inset 0 0 0 2px var(--bad)}
+#steps td.cell.bad{box-shadow:inset 0 0 0 3px var(--bad)}
 .it{white-space:nowrap;margin-right:4px}
 .it .k{color:var(--muted)}
 .chg{background:var(--chg);border-radius:3px}

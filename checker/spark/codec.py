@@ -105,6 +105,31 @@ def unpack(data: bytes):
     return msgpack.unpackb(data, raw=False, use_list=True, strict_map_key=False)
 
 
+def pack_states(states: Sequence[Sequence[bytes]]) -> bytes:
+    """A batch of states (their parts lists) with each distinct part stored
+    once: msgpack [distinct parts, per state the indices of its parts]. The
+    states of a level share most of their variables' values."""
+    index: dict[bytes, int] = {}
+    table: list[bytes] = []
+    rows = []
+    for parts in states:
+        row = []
+        for p in parts:
+            i = index.get(p)
+            if i is None:
+                i = index[p] = len(table)
+                table.append(p)
+            row.append(i)
+        rows.append(row)
+    return pack([table, rows])
+
+
+def unpack_states(data: bytes) -> list[list[bytes]]:
+    """The parts lists back; equal parts are one bytes object (hashed once)."""
+    table, rows = unpack(data)
+    return [[table[i] for i in row] for row in rows]
+
+
 # ---- states back from their parts ----------------------------------------------
 
 _MISSING = object()

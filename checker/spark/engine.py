@@ -42,7 +42,7 @@ from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
 STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
 FORMAT = 1
 SMALL_LEVEL = 500   # a frontier below this is expanded into one partition (fewer tasks)
-STATE_COLUMNS = ["kind", "part", "seq", "fps", "keys", "states"]
+STATE_COLUMNS = ["kind", "part", "seq", "fps", "keys", "actions", "states"]
 
 
 def _schema(with_kind: bool = True):
@@ -99,14 +99,29 @@ class _Totals:
     exhausted: bool = False
     states_left: int = 0
     level_times: list = field(default_factory=list)   # see SparkSearch.run
+    pending: dict | None = None   # the newest level's stream, settled once that level is checked
 
     def to_json(self) -> dict:
-        return {"format": FORMAT, **self.__dict__}
+        out = {"format": FORMAT, **self.__dict__}
+        if self.pending is not None:  # BFS keys as hex
+            pend = dict(self.pending)
+            if pend["deadlock"] is not None:
+                pend["deadlock"] = [pend["deadlock"][0].hex(), pend["deadlock"][1]]
+            pend["errors"] = [[e[0].hex(), e[1], e[2]] for e in pend["errors"]]
+            out["pending"] = pend
+        return json.loads(json.dumps(out))
 
     @classmethod
     def from_json(cls, obj: dict) -> "_Totals":
         obj = dict(obj)
         obj.pop("format", None)
+        pend = obj.get("pending")
+        if pend is not None:
+            pend = dict(pend)
+            if pend["deadlock"] is not None:
+                pend["deadlock"] = [bytes.fromhex(pend["deadlock"][0]), pend["deadlock"][1]]
+            pend["errors"] = [(bytes.fromhex(e[0]), e[1], e[2]) for e in pend["errors"]]
+            obj["pending"] = pend
         return cls(**obj)
 
     def add(self, counter_name: str, counts: dict) -> None:
@@ -241,8 +256,9 @@ class SparkSearch:
         self.spark = sparksession.get_session(self.master, self.run_dir, self.spark_conf)
         sc = self.spark.sparkContext
         sparksession.ship_code(self.spark)
-        # fingerprint partitions of a level (a level below SMALL_LEVEL states: one)
-        P = self.requested_partitions or max(2, 2 * sc.defaultParallelism)
+        # fingerprint partitions of a level: one per core (each task of a stage
+        # costs a Python hand-over and a file), one for a level below SMALL_LEVEL
+        P = self.requested_partitions or max(2, sc.defaultParallelism)
         o = self.options
         self.max_partitions = P
         self.cfg = tasks.TaskConfig(
@@ -353,7 +369,7 @@ class SparkSearch:
                 b = mine[start:start + tasks.BATCH]
                 rows.append((tasks.STATES, q, seq, len(b), codec.pack_fps([e[1] for e in b], bits),
                              codec.pack([e[0] for e in b]), codec.pack_fps([0] * len(b), bits),
-                             codec.pack([None] * len(b)), codec.pack([e[2] for e in b])))
+                             codec.pack([None] * len(b)), codec.pack_states([e[2] for e in b])))
             rows.append((tasks.SEEN, q, P, len(mine), codec.pack_fps([e[1] for e in mine], bits),
                          None, None, None, None))
         by_part: list[list] = [[] for _ in range(P)]
@@ -370,152 +386,209 @@ class SparkSearch:
 
     # ---- one level ----
 
-    def _expand_level(self, totals: _Totals) -> _Totals:
-        """Level k -> k+1 (written to the temp dir); returns the new totals."""
-        k = totals.level
-        P = self._partitions_for(totals.per_level_distinct[k])
+    # ---- one level ----
+    #
+    # Job L rebuilds the states of level L on the executors, checks them (the
+    # properties, once per state) and expands them into level L+1. The local
+    # engine checks a state when it generates it, in the stream of level L-1;
+    # so after job L the driver settles stream L-1: the violations at level L,
+    # the deadlocks and evaluation errors met while expanding level L-1
+    # (job L-1, kept as `pending`) -- the first of them in BFS order, when the
+    # search stops at the first violation, is where the local engine stopped.
+
+    def _job_for(self, totals: _Totals, expand: bool) -> tasks.LevelJob:
+        L = totals.level
+        return tasks.LevelJob(
+            level=L, check=L > 0, expand=expand,
+            bound_deadlocks=not expand and self.options.check_deadlock,
+            pending=tuple(n for n, d in totals.sometimes.items() if d is None))
+
+    def _level(self, totals: _Totals) -> tuple[_Totals, bool]:
+        """Job L: check level L, expand it into the temp level L+1. Returns the
+        new totals and whether level L+1 is to be committed."""
+        L = totals.level
+        P = self._partitions_for(totals.per_level_distinct[L])
         cfg = self.cfg = dataclasses.replace(self.cfg, partitions=P)
-        here = levels.level_dir(self.run_dir, k)
-        tmp = levels.tmp_level_dir(self.run_dir, k + 1)
-        pending = tuple(n for n, d in totals.sometimes.items() if d is None)
+        job = self._job_for(totals, expand=True)
+        here = levels.level_dir(self.run_dir, L)
+        tmp = levels.tmp_level_dir(self.run_dir, L + 1)
         stats_dir = str(levels.stats_dir(tmp))
-        shutil.rmtree(stats_dir, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
         frontier = self._read(here, STATE_COLUMNS).rdd
         if P == 1 and frontier.getNumPartitions() == 1:  # a small level: one task, no shuffle
             merged = frontier.mapPartitionsWithIndex(
-                partial(tasks.expand_merge_partition, cfg, k, pending, stats_dir))
+                partial(tasks.expand_merge_partition, cfg, job, stats_dir))
         else:
-            merged = (frontier.mapPartitionsWithIndex(partial(tasks.expand_partition, cfg, k))
+            merged = (frontier.mapPartitionsWithIndex(partial(tasks.expand_partition, cfg, job))
                       .partitionBy(P, tasks.route)
-                      .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, k + 1, pending, stats_dir)))
-        self._job(f"expanding level {k}", lambda: self._write_rows(merged, tmp))
+                      .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, L + 1, stats_dir)))
+        self._job(f"expanding level {L}", lambda: self._write_rows(merged, tmp))
         parts = levels.read_partition_stats(tmp)
         if len(parts) != P:
-            raise SparkJobError(f"level {k + 1}: {len(parts)} statistics files for {P} partitions")
-        self._last_cpu = (sum(e.get("cpu_s", 0.0) for p in parts for e in p["expand"]),
-                          sum(p.get("cpu_s", 0.0) for p in parts))
-        t = self._absorb(totals, parts, tmp)
-        t.partitions = P
-        return t
-
-    def _absorb(self, totals: _Totals, parts: list[dict], tmp: Path) -> _Totals:
-        k = totals.level
-        o = self.options
-        new = sum(p["new"] for p in parts)
+            raise SparkJobError(f"level {L + 1}: {len(parts)} statistics files for {P} partitions")
         expand = [e for p in parts for e in p["expand"]]
-        gen_by_action: Counter = Counter()
+        self._last_cpu = (sum(e.get("cpu_s", 0.0) for e in expand), sum(p.get("cpu_s", 0.0) for p in parts))
+        checks = self._gather(expand)
+        checks["stream_errors"] += [tuple(p["error"]) for p in parts if p["error"]]
+        t = self._settle(totals, checks)
+        if t.done:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return t, False
+        # stream L: settled after job L+1 has checked level L+1
+        gen: Counter = Counter()
         for e in expand:
-            gen_by_action.update(e["by_action"])
-        dist_by_action: Counter = Counter()
+            gen.update(e["by_action"])
+        dist: Counter = Counter()
         for p in parts:
-            dist_by_action.update(p["by_action"])
-        violations: dict[str, tuple] = {}
-        witnesses: dict[str, tuple] = {}
-        for p in parts:
-            for name, (key, fp) in p["violations"].items():
-                if name not in violations or key < violations[name][0]:
-                    violations[name] = (key, fp)
-            for name, (key, fp) in p["witnesses"].items():
-                if name not in witnesses or key < witnesses[name][0]:
-                    witnesses[name] = (key, fp)
-        deadlocks = [tuple(e["deadlock"]) for e in expand if e["deadlock"]]
-        deadlock = min(deadlocks) if deadlocks else None
-        errors = [tuple(x["error"]) for x in parts + expand if x["error"]]
-        error = min(errors, key=lambda x: x[0]) if errors else None
+            dist.update(p["by_action"])
+        t.pending = {"generated": dict(gen), "distinct": dict(dist), "deadlock": checks["deadlock"],
+                     "errors": checks["stream_errors"]}
+        t.per_level_distinct.append(sum(p["new"] for p in parts))
+        t.level = L + 1
+        t.partitions = P
+        return t, True
 
+    @staticmethod
+    def _gather(expand: list[dict]) -> dict:
+        """The tasks' findings: per property the first violation and witness
+        (key, fp) of the level checked; the first deadlock of the level
+        expanded; errors, each (position, message, kind): those met checking
+        level L belong to stream L-1, those met expanding it to stream L."""
+        violations: dict[str, list] = {}
+        witnesses: dict[str, list] = {}
+        for e in expand:
+            for name, (key, fp) in e["violations"].items():
+                if name not in violations or key < violations[name][0]:
+                    violations[name] = [key, fp]
+            for name, (key, fp) in e["witnesses"].items():
+                if name not in witnesses or key < witnesses[name][0]:
+                    witnesses[name] = [key, fp]
+        deadlocks = [e["deadlock"] for e in expand if e["deadlock"]]
+        return {"violations": violations, "witnesses": witnesses,
+                "deadlock": min(deadlocks, key=lambda d: d[0]) if deadlocks else None,
+                "check_errors": [tuple(e["check_error"]) for e in expand if e.get("check_error")],
+                "stream_errors": [tuple(e["error"]) for e in expand if e["error"]]}
+
+    def _settle(self, totals: _Totals, checks: dict) -> _Totals:
+        """Stream L-1 (L = totals.level), now that level L is checked: raise the
+        first evaluation error, stop at the first event, or record and go on."""
+        o = self.options
+        L = totals.level
+        t = _Totals.from_json(totals.to_json())
+        pending = t.pending or {"generated": {}, "distinct": {}, "deadlock": None, "errors": []}
+        violations, witnesses = checks["violations"], checks["witnesses"]
+        deadlock = pending["deadlock"]
+        crash = [e for e in checks["check_errors"] + checks["stream_errors"] + pending["errors"]
+                 if e[2] == "crash"]
+        if crash:
+            self._raise(crash[0], L)
+        # stream L-1: expanding level L-1 (job L-1) and checking level L (job L)
+        errors = [tuple(e) for e in pending["errors"]] + checks["check_errors"]
         events = [v[0] for v in violations.values()] + ([deadlock[0]] if deadlock else [])
         first_event = min(events) if events else None
-        if error is not None and (not o.stop_on_violation or first_event is None or error[0] <= first_event):
-            self._raise(error, k)
-
-        t = _Totals.from_json(totals.to_json())
-        t.level = k + 1
+        if errors:
+            error = min(errors, key=lambda x: x[0])
+            if not o.stop_on_violation or first_event is None or error[0] <= first_event:
+                self._raise(error, L)
         order = {p.name: i for i, p in enumerate(self.always)}
-        if o.stop_on_violation and first_event is not None:
-            return self._stop_at(t, first_event, violations, deadlock, witnesses, tmp)
-        t.per_level_distinct.append(new)
-        t.generated += sum(gen_by_action.values())
-        t.add("per_action_generated", gen_by_action)
-        t.add("per_action_distinct", dist_by_action)
+        if L > 0 and o.stop_on_violation and first_event is not None:
+            return self._stop_at(t, first_event, violations, deadlock, witnesses)
+        if L > 0:
+            t.generated += sum(pending["generated"].values())
+            t.add("per_action_generated", pending["generated"])
+            t.add("per_action_distinct", pending["distinct"])
         for name in sorted(violations, key=order.get):
             key, fp = violations[name]
             if not t.recorded(name):
-                t.violations.append([name, k + 1, fp, [k, key.hex(), order[name]]])
+                t.violations.append([name, L, fp, [L - 1, key.hex(), order[name]]])
         if deadlock is not None and not t.recorded(DEADLOCK):
-            t.violations.append([DEADLOCK, k, deadlock[1], [k, deadlock[0].hex(), len(order)]])
+            t.violations.append([DEADLOCK, L - 1, deadlock[1], [L - 1, deadlock[0].hex(), len(order)]])
         for name, (key, _) in witnesses.items():
             if t.sometimes.get(name, 0) is None:
-                t.sometimes[name] = k + 1
+                t.sometimes[name] = L
+        t.pending = None
         return t
 
-    def _stop_at(self, t: _Totals, cut: bytes, violations: dict, deadlock, witnesses: dict,
-                 tmp: Path) -> _Totals:
+    def _stop_at(self, t: _Totals, cut: bytes, violations: dict, deadlock, witnesses: dict) -> _Totals:
         """The local engine stops at the first violation (or deadlock) in BFS
-        order: count what it had generated and found up to there."""
-        k = t.level - 1
+        order: count what it had generated and found up to there (stream L-1)."""
+        L = t.level
         cfg = self.cfg
-        here = levels.level_dir(self.run_dir, k)
         order = {p.name: i for i, p in enumerate(self.always)}
         if deadlock is not None and deadlock[0] == cut:
             cut_parent, cut_fp, inclusive = cut, None, False
-            found = [[DEADLOCK, k, deadlock[1], [k, cut.hex(), len(order)]]]
+            found = [[DEADLOCK, L - 1, deadlock[1], [L - 1, cut.hex(), len(order)]]]
         else:
             names = sorted((n for n, v in violations.items() if v[0] == cut), key=order.get)
             fp = violations[names[0]][1]
             cut_parent, cut_fp, inclusive = codec.parent_key(cut), codec.fp_from_str(fp), True
-            found = [[n, k + 1, fp, [k, cut.hex(), order[n]]] for n in names]
-        frontier = self._read(here, STATE_COLUMNS)
-        gen_parts = self._job("recounting the last level", lambda: frontier.rdd.mapPartitionsWithIndex(
+            found = [[n, L, fp, [L - 1, cut.hex(), order[n]]] for n in names]
+        previous = self._read(levels.level_dir(self.run_dir, L - 1), STATE_COLUMNS)
+        gen_parts = self._job("recounting the last level", lambda: previous.rdd.mapPartitionsWithIndex(
             partial(tasks.recount_generated, cfg, cut_parent, cut_fp)).collect())
-        new_df = self._read(tmp, ["kind", "keys", "actions"])
-        dist_parts = self._job(
-            "recounting the last level", lambda: new_df.rdd.mapPartitionsWithIndex(
-                partial(tasks.recount_distinct, cfg, cut, inclusive)).collect())
+        here = self._read(levels.level_dir(self.run_dir, L), ["kind", "keys", "actions"])
+        dist_parts = self._job("recounting the last level", lambda: here.rdd.mapPartitionsWithIndex(
+            partial(tasks.recount_distinct, cfg, cut, inclusive)).collect())
         gen: Counter = Counter()
         for c in gen_parts:
             gen.update(c)
         dist: Counter = Counter()
         for c in dist_parts:
             dist.update(c)
-        t.per_level_distinct.append(sum(dist.values()))
+        t.per_level_distinct[L] = sum(dist.values())
+        del t.per_level_distinct[L + 1:]
         t.generated += sum(gen.values())
         t.add("per_action_generated", gen)
         t.add("per_action_distinct", dist)
         for name, (key, _) in witnesses.items():
             if t.sometimes.get(name, 0) is None and (key < cut or (inclusive and key == cut)):
-                t.sometimes[name] = t.level
+                t.sometimes[name] = L
         t.violations.extend(v for v in found if not t.recorded(v[0]))
         t.stopped = t.done = True
-        t.states_left = t.per_level_distinct[-1]
+        t.pending = None
+        t.states_left = t.per_level_distinct[L]
         return t
 
     def _raise(self, error: tuple, level: int):
         pos, message, kind = error
-        if kind == "evaluation":
+        if kind in ("evaluation", "check"):
             raise EngineEvaluationError(message, level=level)
-        raise SparkJobError(f"the model failed on a Spark executor while expanding level {level}: {message}")
+        raise SparkJobError(f"the model failed on a Spark executor near level {level}: {message}")
 
-    def _bound(self, totals: _Totals) -> _Totals:
-        """The depth bound: the last level is not expanded; with deadlock
-        checking, a state without any successor there is still a deadlock."""
-        t = _Totals.from_json(totals.to_json())
-        k = t.level
-        if self.options.check_deadlock and t.per_level_distinct[k]:
-            frontier = self._read(levels.level_dir(self.run_dir, k), STATE_COLUMNS)
-            found = self._job("looking for deadlocks at the bound", lambda: frontier.rdd.mapPartitionsWithIndex(
-                partial(tasks.deadlocks_at_bound, self.cfg)).collect())
-            deadlocks = [tuple(f["deadlock"]) for f in found if f["deadlock"]]
-            errors = [tuple(f["error"]) for f in found if f["error"]]
-            deadlock = min(deadlocks) if deadlocks else None
-            error = min(errors, key=lambda x: x[0]) if errors else None
-            if error is not None and (not self.options.stop_on_violation or deadlock is None
-                                      or error[0] < deadlock[0]):
-                self._raise(error, k)
-            if deadlock is not None and not t.recorded(DEADLOCK):
-                t.violations.append([DEADLOCK, k, deadlock[1], [k + 1, deadlock[0].hex(), 0]])
+    _NOTHING = {"violations": {}, "witnesses": {}, "deadlock": None, "check_errors": [], "stream_errors": []}
+
+    def _check_only(self, totals: _Totals) -> dict:
+        """Job L without expansion: the depth bound (and deadlocks there)."""
+        L = totals.level
+        job = self._job_for(totals, expand=False)
+        if not (job.check or job.bound_deadlocks) or not totals.per_level_distinct[L]:
+            return dict(self._NOTHING)
+        frontier = self._read(levels.level_dir(self.run_dir, L), STATE_COLUMNS)
+        found = self._job(f"checking level {L}", lambda: frontier.rdd.mapPartitionsWithIndex(
+            partial(tasks.expand_partition, self.cfg, job)).map(lambda kv: kv[1][1]).collect())
+        return self._gather(found)
+
+    def _finish(self, totals: _Totals, bound: bool) -> _Totals:
+        """The last level: settle its stream and, at the bound, its deadlocks
+        (checker.engine.Search._deadlocks_at_bound, after the levels)."""
+        L = totals.level
+        checks = self._check_only(totals) if totals.per_level_distinct[L] else dict(self._NOTHING)
+        bound_deadlock, bound_errors = checks["deadlock"], checks["stream_errors"]
+        t = self._settle(totals, {**checks, "deadlock": None, "stream_errors": []})
+        if t.done:
+            return t
+        if bound:
+            error = min(bound_errors, key=lambda x: x[0]) if bound_errors else None
+            if error is not None and (not self.options.stop_on_violation or bound_deadlock is None
+                                      or error[0] < bound_deadlock[0]):
+                self._raise(error, L)
+            if bound_deadlock is not None and not t.recorded(DEADLOCK):
+                t.violations.append([DEADLOCK, L, bound_deadlock[1], [L + 1, bound_deadlock[0].hex(), 0]])
                 if self.options.stop_on_violation:
                     t.stopped = True
-        t.states_left = t.per_level_distinct[k]
+            t.states_left = t.per_level_distinct[L]
+        else:
+            t.exhausted, t.states_left = True, 0
         t.done = True
         return t
 
@@ -530,26 +603,26 @@ class SparkSearch:
             self._report(totals, time.perf_counter() - t0, expanded=0)
         max_depth = self.options.max_depth
         while not totals.done:
-            k = totals.level
-            if self.stop_after_level is not None and k >= self.stop_after_level:
-                raise RunInterrupted(f"stopped after level {k} as asked; go on with --resume {self.run_dir}",
-                                     run_dir=self.run_dir, level=k)
-            if totals.per_level_distinct[k] == 0:
-                totals.done, totals.exhausted, totals.states_left = True, True, 0
-                levels.write_json(levels.level_dir(self.run_dir, k) / "stats.json", totals.to_json())
-                break
-            if max_depth is not None and k >= max_depth:
-                totals = self._bound(totals)
-                levels.write_json(levels.level_dir(self.run_dir, k) / "stats.json", totals.to_json())
+            L = totals.level
+            if self.stop_after_level is not None and L >= self.stop_after_level:
+                raise RunInterrupted(f"stopped after level {L} as asked; go on with --resume {self.run_dir}",
+                                     run_dir=self.run_dir, level=L)
+            bound = max_depth is not None and L >= max_depth
+            if bound or (L > 0 and totals.per_level_distinct[L] == 0):
+                totals = self._finish(totals, bound)
+                levels.write_json(levels.level_dir(self.run_dir, L) / "stats.json", totals.to_json())
                 break
             t0 = time.perf_counter()
-            frontier = totals.per_level_distinct[k]
-            totals = self._expand_level(totals)
+            frontier = totals.per_level_distinct[L]
+            totals, commit = self._level(totals)
             seconds = time.perf_counter() - t0
+            if not commit:
+                levels.write_json(levels.level_dir(self.run_dir, L) / "stats.json", totals.to_json())
+                break
             # [level, seconds, states expanded, executor CPU s in expand, in merge]
-            totals.level_times.append([k + 1, round(seconds, 3), frontier,
+            totals.level_times.append([L + 1, round(seconds, 3), frontier,
                                        round(self._last_cpu[0], 3), round(self._last_cpu[1], 3)])
-            levels.commit_level(self.run_dir, k + 1, totals.to_json())
+            levels.commit_level(self.run_dir, L + 1, totals.to_json())
             self._report(totals, seconds, expanded=frontier)
         return self._result(totals)
 
@@ -558,10 +631,11 @@ class SparkSearch:
             return
         elapsed = time.perf_counter() - self.start
         distinct = sum(totals.per_level_distinct)
+        generated = totals.generated + sum((totals.pending or {}).get("generated", {}).values())
         self.progress({"level": totals.level, "frontier": totals.per_level_distinct[totals.level],
-                       "expanded": expanded, "generated": totals.generated, "distinct": distinct,
+                       "expanded": expanded, "generated": generated, "distinct": distinct,
                        "level_s": seconds, "elapsed_s": elapsed,
-                       "generated_per_s": totals.generated / elapsed if elapsed else 0.0,
+                       "generated_per_s": generated / elapsed if elapsed else 0.0,
                        "distinct_per_s": distinct / elapsed if elapsed else 0.0,
                        "run_dir": str(self.run_dir)})
 

@@ -17,16 +17,17 @@ One BFS level (ARCHITECTURE.md, "Engines"):
    partition) travel to partition q in the same shuffle.
 3. `merge_partition`: per fingerprint keep the witness with the smallest BFS
    position, drop what is in the seen blob, sort the new states by position,
-   check the properties on each new state, and emit the level's rows: new
-   states with their parent pointers and the grown seen blob; the partition's
-   statistics go to a small file beside them.
+   and emit the level's rows: new states with their parent pointers and the
+   grown seen blob; the partition's statistics go to a small file beside them.
 """
 from __future__ import annotations
 
+import gc
 import json
 import traceback
 from collections import Counter
 from dataclasses import dataclass
+from itertools import count, repeat
 from operator import itemgetter
 from typing import Any, Iterable, Iterator
 
@@ -115,6 +116,14 @@ def worker(cfg: TaskConfig) -> Worker:
     return w
 
 
+def _gc_off() -> None:
+    """Python's cyclic collector stays off in a worker process (as
+    checker.engine.level_gc keeps it off during a search): states are
+    acyclic, yet automatic collections re-scan every cached state and part
+    again and again; a young collection ends each task instead."""
+    gc.disable()
+
+
 def _maybe_fail(cfg: TaskConfig, stage: str, level: int, index: int) -> None:
     """Fault injection for the retry tests: inject_failure = (stage, level,
     task index, marker file); the first attempt of that task notes itself in
@@ -164,13 +173,17 @@ def _is_kmc_error(e: BaseException) -> bool:
 # ---- stage 1: expand -------------------------------------------------------------
 
 class _GuardedModel:
-    """The model, except that successors() ends at the first EvaluationError
-    and remembers it (with the last action generated before it): the
-    successors before the error are kept, as a property violated there comes
-    first in BFS order when the search stops at the first violation."""
+    """The model, except that successors() ends at an EvaluationError: the
+    successors before it are kept (a property violated there comes first in
+    BFS order when the search stops at the first violation). The first error
+    of a chunk is remembered as (parent's index in the chunk, message)."""
 
     def __init__(self, model):
         self._model = model
+        self.reset()
+
+    def reset(self) -> None:
+        self.calls = -1
         self.error = None
 
     def __getattr__(self, name):
@@ -178,89 +191,195 @@ class _GuardedModel:
 
     def successors(self, state):
         from model.base import EvaluationError
-        self.error = None
+        self.calls += 1
         action = None
         try:
             for action, succ in self._model.successors(state):
                 yield action, succ
         except EvaluationError as e:
-            self.error = (e, action)
+            if self.error is None:
+                self.error = (self.calls, self._message(e, action, state))
 
-    def error_message(self, parent) -> str:
+    @staticmethod
+    def _message(e, last, parent) -> str:
         """The local engine's wording (checker.engine.expand_chunk)."""
-        e, last = self.error
         failed_action = e.action if e.action is not None else last
         failed_state = e.state if e.state is not None else parent
         where = f"in action {failed_action}" if failed_action is not None else "while enumerating successors"
         return " ".join(f"evaluation error {where}: {e}; state: {_summary(failed_state)}".split())
 
 
-def _read_frontier(cfg: TaskConfig, rows: Iterable, seen_out: list | None = None) -> list:
-    """The frontier entries (key, fp, parts) of level-file rows in BFS order;
-    seen rows go to seen_out (or are skipped), statistics rows are skipped."""
+def _read_frontier(cfg: TaskConfig, rows: Iterable, seen_out: list | None = None,
+                   actions_out: list | None = None) -> list:
+    """The frontier entries (key, fp, parts, row, index in row) of level-file
+    rows in BFS order; seen rows go to seen_out (or are skipped); actions_out
+    gets each states row's packed actions (for error messages)."""
     entries = []
     for row in rows:
         kind = row["kind"]
         if kind == STATES:
             fps = codec.unpack_fps(row["fps"], cfg.bits)
-            entries.extend(zip(codec.unpack(row["keys"]), fps, codec.unpack(row["states"])))
+            r = -1
+            if actions_out is not None:
+                r = len(actions_out)
+                actions_out.append(row["actions"])
+            entries.extend(zip(codec.unpack(row["keys"]), fps, codec.unpack_states(row["states"]),
+                               repeat(r), count()))
         elif kind == SEEN and seen_out is not None:
             seen_out.append(row)
     entries.sort(key=itemgetter(0))  # BFS order: keys are distinct
     return entries
 
 
-def expand_partition(cfg: TaskConfig, level: int, index: int, rows: Iterable) -> Iterator[tuple]:
-    """Expand the frontier rows of one task (one file of the level: the
-    states of one fingerprint partition and its seen row); yields
-    (partition, record)."""
+@dataclass(frozen=True)
+class LevelJob:
+    """What a task does with the states of level `level`: check them (the
+    properties, once per state, as it is the first time it is rebuilt on
+    an executor), expand them, or only look for deadlocks (the depth bound)."""
+
+    level: int
+    check: bool = True
+    expand: bool = True
+    bound_deadlocks: bool = False
+    pending: tuple = ()           # sometimes properties not witnessed before this level
+
+
+CHUNK = 256  # parents per expand_chunk call
+
+
+def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable) -> Iterator[tuple]:
+    """Check and expand the frontier rows of one task (one file of the level:
+    the states of one fingerprint partition and its seen row); yields
+    (partition, record): ("S", successors), ("Z", seen blob), ("T", statistics)."""
     import time
     from checker.engine import expand_chunk
+    from model.base import EvaluationError
 
-    _maybe_fail(cfg, "expand", level, index)
+    _maybe_fail(cfg, "expand", job.level, index)
     started = time.thread_time()
+    _trace("expand-start", job.level, index)
     P = cfg.partitions
     stats: dict[str, Any] = {"task": index, "parents": 0, "generated": 0, "by_action": {},
-                             "deadlock": None, "error": None}
+                             "deadlock": None, "error": None, "check_error": None,
+                             "violations": {}, "witnesses": {}}
     names: Counter = Counter()
     buckets: list[list] = [[] for _ in range(P)]
+    _gc_off()
     try:
         w = worker(cfg)
         ctx, guard, decode, encode_action = w.ctx, w.guard, w.decoder.decode, w.encode_action
-        stop_here = False
         seen_rows: list = []
-        entries = _read_frontier(cfg, rows, seen_rows)
-        yield from route_seen(cfg, seen_rows)
+        actions: list = []
+        entries = _read_frontier(cfg, rows, seen_rows, actions)
+        if job.expand:
+            yield from route_seen(cfg, seen_rows)
         stats["parents"] = len(entries)
-        task_seen = {fp for _, fp, _ in entries}  # the frontier is seen already
+        task_seen = {e[1] for e in entries}  # the frontier is seen already
         child_key = codec.child_key
-        for key, fp, parts in entries:
-            state, canon = decode(parts)
-            res = expand_chunk(ctx, [(state, canon, fp)], task_seen)
-            names.update(res.action_names)
-            if guard.error is not None:
-                # after the successors generated before it (BFS order)
-                stats["error"] = [child_key(key, len(res.new)), guard.error_message(state), "evaluation"]
-            elif res.deadlocks and stats["deadlock"] is None:
-                stats["deadlock"] = [key, codec.fp_to_str(fp)]
-                stop_here = cfg.stop_on_violation  # nothing after it can come first
-            for rank, (_, sparts, sfp, pfp, action) in enumerate(res.new):
-                bucket = buckets[sfp % P]
-                bucket.append((sfp, child_key(key, rank), pfp, encode_action(action), sparts))
-                if len(bucket) >= BATCH:
-                    yield (sfp % P, ("S", bucket))
-                    buckets[sfp % P] = []
-            if stats["error"] is not None or stop_here:
+        always = w.always if job.check else []
+        sometimes = [x for x in w.sometimes if x[0] in job.pending] if job.check else []
+        violations, witnesses = stats["violations"], stats["witnesses"]
+        stop_on_violation = cfg.stop_on_violation
+        # Checks settle the previous level's stream, which comes first in BFS
+        # order: they go on over the whole task even after this level's
+        # expansion met an error or (stopping at the first violation) a deadlock.
+        expanding, bounding = job.expand, job.bound_deadlocks
+        for start in range(0, len(entries), CHUNK):
+            part = entries[start:start + CHUNK]
+            chunk = []
+            halt = False
+            for key, fp, parts, r, i in part:
+                state, canon = decode(parts)
+                chunk.append((state, canon, fp))
+                if not (always or sometimes):
+                    continue
+                try:
+                    bad = False
+                    for name, pred in always:
+                        if not pred(state):
+                            bad = True
+                            if name not in violations:
+                                violations[name] = [key, codec.fp_to_str(fp)]
+                    if sometimes:
+                        for item in [x for x in sometimes if x[1](state)]:
+                            witnesses[item[0]] = [key, codec.fp_to_str(fp)]
+                            sometimes.remove(item)
+                except EvaluationError as e:
+                    action = _action_text(codec.unpack(actions[r])[i])
+                    stats["check_error"] = [key, f"evaluation error in action {action}: "
+                                                 f"{' '.join(str(e).split())}; state: {_summary(state)}", "check"]
+                    halt = True
+                    break
+                if bad and stop_on_violation:
+                    halt = True  # the search stops at or before this state
+                    break
+            if halt:
+                break
+            if bounding and _bound_deadlocks(cfg, w, part, chunk, stats):
+                bounding = False
+            if expanding:
+                guard.reset()
+                # parents in BFS order, so a successor new to the task is new to it
+                # from its first (smallest-key) witness in the task
+                res = expand_chunk(ctx, chunk, task_seen)
+                names.update(res.action_names)
+                # the new successors come parent by parent: rank = place among its parent's
+                ci, rank, prev = -1, 0, None
+                pfps = [e[2] for e in chunk]
+                for _, sparts, sfp, pfp, action in res.new:
+                    if pfp != prev:
+                        prev, rank = pfp, 0
+                        ci = pfps.index(pfp, ci + 1)
+                    bucket = buckets[sfp % P]
+                    bucket.append((sfp, child_key(part[ci][0], rank), pfp, encode_action(action), sparts))
+                    rank += 1
+                    if len(bucket) >= BATCH:
+                        yield (sfp % P, ("S", bucket))
+                        buckets[sfp % P] = []
+                if guard.error is not None:
+                    # after the successors its parent generated before it (BFS order)
+                    ei, message = guard.error
+                    made = sum(1 for e in res.new if e[3] == chunk[ei][2])
+                    stats["error"] = [child_key(part[ei][0], made), message, "evaluation"]
+                    expanding = False
+                dead = [ci for ci in res.deadlocks if guard.error is None or ci != guard.error[0]]
+                if dead and stats["deadlock"] is None:
+                    stats["deadlock"] = [part[dead[0]][0], codec.fp_to_str(part[dead[0]][1])]
+                    if stop_on_violation:
+                        expanding = False  # nothing after it in this stream can come first
+            if not (expanding or bounding or always or sometimes):
                 break
     except Exception as e:  # noqa: BLE001 - a model bug: reported, not retried
         stats["error"] = [b"", _crash(e), "crash"]
+    finally:
+        gc.collect(0)
     for q, bucket in enumerate(buckets):
         if bucket:
             yield (q, ("S", bucket))
     stats["generated"] = sum(names.values())
     stats["by_action"] = dict(names)
     stats["cpu_s"] = time.thread_time() - started
+    _trace("expand-end", job.level, index)
     yield (index % P, ("T", stats))
+
+
+def _bound_deadlocks(cfg: TaskConfig, w: Worker, part: list, chunk: list, stats: dict) -> bool:
+    """At the depth bound the last level is not expanded, but a state without
+    any successor is still a deadlock (checker.engine.Search._deadlocks_at_bound).
+    True: nothing after this can matter (an error, or a deadlock when the
+    search stops at the first violation)."""
+    from model.base import EvaluationError
+    for (key, fp, *_), (state, _, _) in zip(part, chunk):
+        try:
+            has_successor = next(iter(w.model.successors(state)), None) is not None
+        except EvaluationError as e:
+            stats["error"] = [key, f"evaluation error: {e}; state: {_summary(state)}", "evaluation"]
+            return True
+        if not has_successor and stats["deadlock"] is None:
+            stats["deadlock"] = [key, codec.fp_to_str(fp)]
+            if cfg.stop_on_violation:
+                return True
+    return False
 
 
 def route_seen(cfg: TaskConfig, rows: Iterable) -> Iterator[tuple]:
@@ -293,21 +412,33 @@ def write_stats(stats_dir: str, index: int, stats: dict) -> None:
     os.replace(tmp, path)
 
 
-def expand_merge_partition(cfg: TaskConfig, level: int, pending: tuple, stats_dir: str,
+def expand_merge_partition(cfg: TaskConfig, job: LevelJob, stats_dir: str,
                            index: int, rows: Iterable) -> Iterator[tuple]:
     """Both stages in one task, without a shuffle: for a level whose frontier
     and seen fingerprints are one partition, written to one partition."""
-    yield from merge_partition(cfg, level + 1, pending, stats_dir, index,
-                               expand_partition(cfg, level, index, rows))
+    yield from merge_partition(cfg, job.level + 1, stats_dir, index,
+                               expand_partition(cfg, job, index, rows), combined=True)
 
 
-def merge_partition(cfg: TaskConfig, level: int, pending: tuple, stats_dir: str, index: int,
-                    items: Iterable) -> Iterator[tuple]:
-    """Dedup, check and emit the rows of one partition of level `level`
-    (the level being produced). pending: sometimes properties not yet witnessed."""
+def merge_partition(cfg: TaskConfig, level: int, stats_dir: str, index: int,
+                    items: Iterable, combined: bool = False) -> Iterator[tuple]:
+    """Dedup and emit the rows of one partition of level `level` (the level
+    being produced): per fingerprint the witness with the smallest key, minus
+    the seen fingerprints, in BFS order."""
     import time
     _maybe_fail(cfg, "merge", level, index)
+    _trace("merge-start", level, index)
     started = time.thread_time()
+    _gc_off()
+    try:
+        yield from _merge(cfg, stats_dir, index, items, started, combined)
+    finally:
+        gc.collect(0)
+
+
+def _merge(cfg: TaskConfig, stats_dir: str, index: int, items: Iterable, started: float,
+           combined: bool) -> Iterator[tuple]:
+    import time
     bits = cfg.bits
     seen_blobs: list[bytes] = []
     best: dict[int, tuple] = {}
@@ -328,17 +459,13 @@ def merge_partition(cfg: TaskConfig, level: int, pending: tuple, stats_dir: str,
         seen.update(codec.unpack_fps(blob, bits))
     new = sorted((r for fp, r in best.items() if fp not in seen), key=itemgetter(1))
     best.clear()
-
-    stats: dict[str, Any] = {"part": index, "new": len(new), "by_action": {}, "violations": {},
-                             "witnesses": {}, "error": None, "expand": expand_stats}
+    stats: dict[str, Any] = {"part": index, "new": len(new), "by_action": {}, "error": None,
+                             "expand": expand_stats}
     try:
         w = worker(cfg)
-        _check(cfg, w, new, pending, stats)
         stats["by_action"] = dict(Counter(w.action_name(r[3]) for r in new))
     except Exception as e:  # noqa: BLE001
         stats["error"] = [b"", _crash(e), "crash"]
-
-    new_fps = [r[0] for r in new]
     for seq, start in enumerate(range(0, len(new), BATCH)):
         batch = new[start:start + BATCH]
         yield (STATES, index, seq, len(batch),
@@ -346,50 +473,29 @@ def merge_partition(cfg: TaskConfig, level: int, pending: tuple, stats_dir: str,
                codec.pack([r[1] for r in batch]),
                codec.pack_fps([r[2] for r in batch], bits),
                codec.pack([r[3] for r in batch]),
-               codec.pack([r[4] for r in batch]))
-    blob = b"".join(seen_blobs) + codec.pack_fps(new_fps, bits)
-    yield (SEEN, index, cfg.partitions, len(seen) + len(new_fps), blob, None, None, None, None)
+               codec.pack_states([r[4] for r in batch]))
+    blob = b"".join(seen_blobs) + codec.pack_fps([r[0] for r in new], bits)
+    yield (SEEN, index, cfg.partitions, len(seen) + len(new), blob, None, None, None, None)
     expand_stats.sort(key=itemgetter("task"))  # shuffle order varies between attempts
     stats["cpu_s"] = time.thread_time() - started
+    if combined:  # the expansion ran inside this task, in this thread
+        stats["cpu_s"] -= sum(e.get("cpu_s", 0.0) for e in expand_stats)
     write_stats(stats_dir, index, stats)
+    _trace("merge-end", -1, index)
 
 
-def _check(cfg: TaskConfig, w: Worker, new: list, pending: tuple, stats: dict) -> None:
-    """The properties on each new state, in BFS order: per property the first
-    violation and the first witness; the first evaluation error ends it."""
-    from model.base import EvaluationError
-
-    always = w.always
-    sometimes = [(n, p) for n, p in w.sometimes if n in pending]
-    violations, witnesses = stats["violations"], stats["witnesses"]
-    decode = w.decoder.decode
-    stop = cfg.stop_on_violation
-    for fp, key, _, abytes, parts in new:
-        if not always and not sometimes:
-            return
-        state = decode(parts)[0]
-        name = None
-        try:
-            bad = False
-            for name, pred in always:
-                if not pred(state):
-                    bad = True
-                    if name not in violations:
-                        violations[name] = [key, codec.fp_to_str(fp)]
-            if sometimes:
-                for item in [x for x in sometimes if x[1](state)]:
-                    witnesses[item[0]] = [key, codec.fp_to_str(fp)]
-                    sometimes.remove(item)
-        except EvaluationError as e:
-            action = _action_text(abytes)
-            stats["error"] = [key, f"evaluation error in action {action}: {' '.join(str(e).split())}; "
-                                   f"state: {_summary(state)}", "evaluation"]
-            return
-        if bad and stop:
-            return  # nothing after the first violation can come first in BFS order
+def _trace(what, level, index):
+    import os
+    path = os.environ.get("KMC_SPARK_TRACE")
+    if path:
+        import time
+        with open(path, "a") as f:
+            f.write(f"{time.time():.3f} {os.getpid()} {what} {level} {index} {time.process_time():.3f}\n")
 
 
-def _action_text(abytes: bytes) -> str:
+def _action_text(abytes) -> str:
+    if abytes is None:
+        return "Init"
     from checker.encoding import decode
     from model.base import Action
     name, params = decode(abytes)
@@ -413,7 +519,7 @@ def recount_generated(cfg: TaskConfig, cut_parent: bytes, cut_fp: int | None, in
     fingerprint, select = ctx.fingerprint, ctx.select
     from checker.encoding import encode
     names: Counter = Counter()
-    for key, fp, parts in _read_frontier(cfg, rows):
+    for key, fp, parts, *_ in _read_frontier(cfg, rows):
         if key > cut_parent:
             break
         state, canon = w.decoder.decode(parts)
@@ -442,30 +548,6 @@ def recount_distinct(cfg: TaskConfig, cut: bytes, inclusive: bool, index: int,
             if key < cut or (inclusive and key == cut):
                 names[w.action_name(abytes)] += 1
     yield dict(names)
-
-
-def deadlocks_at_bound(cfg: TaskConfig, index: int, rows: Iterable) -> Iterator[dict]:
-    """The first state (BFS order) of a level that has no successor, and the
-    first evaluation error met while looking."""
-    from model.base import EvaluationError
-    out: dict[str, Any] = {"deadlock": None, "error": None}
-    try:
-        w = worker(cfg)
-        for key, fp, parts in _read_frontier(cfg, rows):
-            state = w.decoder.decode(parts)[0]
-            try:
-                has_successor = next(iter(w.model.successors(state)), None) is not None
-            except EvaluationError as e:
-                out["error"] = [key, f"evaluation error: {' '.join(str(e).split())}; "
-                                     f"state: {_summary(state)}", "evaluation"]
-                break
-            if not has_successor and out["deadlock"] is None:
-                out["deadlock"] = [key, codec.fp_to_str(fp)]
-                if cfg.stop_on_violation:
-                    break
-    except Exception as e:  # noqa: BLE001
-        out["error"] = [b"", _crash(e), "crash"]
-    yield out
 
 
 # ---- counterexamples -------------------------------------------------------------------

@@ -541,7 +541,7 @@ class KraftView(TraceView):
     def _producer_cell(self, prev, s) -> tuple[str, bool]:
         ch = prev is not None
         items = [
-            self._item("sent", _esc(fmt_set(s.inv_sent)), ch and prev.inv_sent != s.inv_sent),
+            self._item("sent", _esc(fmt_set(s.inv_sent)), ch and prev.inv_sent != s.inv_sent), "<br>",
             self._item("acked", f'<span class="acked-set">{_esc(fmt_set(s.inv_pos_acked))}</span>',
                        ch and prev.inv_pos_acked != s.inv_pos_acked),
         ]

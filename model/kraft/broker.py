@@ -5,6 +5,7 @@ from __future__ import annotations
 from model.base import EvaluationError
 from model.kraft import network
 from model.kraft.messages import CONTROLLER, RegisterBrokerRequest
+from model.kraft.replica import log_prefix
 from model.kraft.state import BrokerState, BrokerStatus, MsgType, except_at, with_changes
 
 OFFLINE_DIRTY = BrokerStatus.OFFLINE_DIRTY  # OFFLINE_CLEAN < OFFLINE_DIRTY < STARTING
@@ -57,7 +58,7 @@ def receive_broker_reg_response(k, s, b, mt, out):
                 raise EvaluationError(
                     f"SubSeq(con_metadata_log, 1, {offset - 1}) outside a log of length "
                     f"{len(s.con_metadata_log)}")
-            log = s.con_metadata_log[:offset - 1]
+            log = log_prefix(s.con_metadata_log, offset - 1)
         msgs, disc = network.discard(s.messages, s.messages_discard, m)
         out.append((act, with_changes(s, dict(
             broker_state=except_at(s.broker_state, b, new_bs),

@@ -233,7 +233,7 @@ def receive_fetch_response(k, s, b, mt, out):
         if (p is None  # the two no-op CHECKs; mutants may skip either
                 or (p.fetch_offset != mp.fetch_offset and not k.mutant.skip_fetch_offset_check)
                 or (leader_epoch != mp.leader_epoch and not k.mutant.skip_fetch_leader_epoch_check)):
-            new_f = f._replace(pending_response=False)
+            new_f = NO_FETCH if p is None else BrokerFetcher(p, False)  # pending_response off
         elif mp.error is not None:
             new_f = BrokerFetcher(p._replace(delayed=True), False)
         elif mp.diverging_epoch is not None:

@@ -60,7 +60,7 @@ class KraftModel:
         # shared immutable values (identity reuse keeps successors cheap)
         self.blank_replica = PeerReplicaState(None, 0)
         self.blank_replica_row = (self.blank_replica,) * n
-        self.blank_fetcher_row = (BrokerFetcher(None, False),) * n
+        self.blank_fetcher_row = (replica.NO_FETCH,) * n
         self.blank_metadata = ReplicaPartitionMetadata(EMPTY, EMPTY, EMPTY, NO_LEADER, 0, 0)
         self.empty_data = PartitionData((), 1, 1)
         self.broker_subsets = [frozenset(c) for r in range(n + 1)
@@ -149,7 +149,7 @@ class KraftModel:
         in_sync_md = ReplicaPartitionMetadata(replicas, isr, isr, 1, 1, partition_epoch)
         stale_md = ReplicaPartitionMetadata(replicas, replicas, replicas, 1, 1, 1)
         follower_fetcher = BrokerFetcher(PartitionFetchState(1, 0, False), False)
-        blank_fetcher = BrokerFetcher(None, False)
+        blank_fetcher = replica.NO_FETCH
         if self.variant_flags.elr:
             ctrs = Kip966Ctrs(n + 1, 0, 0, 0, 0, 0)
         else:

@@ -144,9 +144,15 @@ def ensure_leadership_renounced(k, s, b, new_md, ch):
 
 
 def fetchers_without_partition(row):
-    """RemovePartitionFromFetchers' row: no partition, pending_response kept."""
-    return tuple(f if f.partition is None else (NO_FETCH_PENDING if f.pending_response else NO_FETCH)
-                 for f in row)
+    """RemovePartitionFromFetchers' row: no partition, pending_response kept
+    (the row itself when it fetches nothing: unchanged objects cost the
+    engine and the invariants nothing)."""
+    for f in row:
+        if f.partition is not None:
+            return tuple(f if f.partition is None
+                         else (NO_FETCH_PENDING if f.pending_response else NO_FETCH)
+                         for f in row)
+    return row
 
 
 # ---- ReceiveMetadataUpdate -------------------------------------------------------
@@ -162,6 +168,36 @@ class _IdentityMemo(dict):
 
 
 _metadata_memo = _IdentityMemo()
+
+
+_prefix_memo = _IdentityMemo()
+
+
+def log_prefix(clog, n):
+    """clog[:n] (SubSeq(con_metadata_log, 1, n)), one object per (log, n):
+    the brokers' copies of the metadata log are then the controller's log or
+    shared prefixes of it, which the engine encodes once and the invariants
+    compare by identity."""
+    if n == len(clog):
+        return clog
+    key = (id(clog), n)
+    hit = _prefix_memo.get(key)
+    if hit is not None and hit[0] is clog:
+        return hit[1]
+    prefix = clog[:n]
+    if len(_prefix_memo) >= 1 << 14:
+        _prefix_memo.clear()
+    _prefix_memo[key] = (clog, prefix)
+    return prefix
+
+
+def caught_up_log(bml, clog, md_offset):
+    """bml \o SubSeq(con_metadata_log, Len(bml) + 1, md_offset): a prefix of
+    the controller's log when bml is one (always, while the metadata logs
+    match), an equal value in a shared object."""
+    if clog[:len(bml)] == bml:
+        return log_prefix(clog, md_offset)
+    return bml + clog[len(bml):md_offset]
 
 
 def metadata_of_record(record):
@@ -217,7 +253,8 @@ def _become_follower_in_new_epoch(k, s, b, new_md, old_md, ch):
         d = s.partition_data[i]
         added = PartitionFetchState(d.leo, d.log[-1].epoch if d.log else 0, False)
         new_row = tuple(
-            BrokerFetcher(added if peer == leader else None, f.pending_response)
+            BrokerFetcher(added, f.pending_response) if peer == leader
+            else (NO_FETCH_PENDING if f.pending_response else NO_FETCH)
             for peer, f in enumerate(row, 1))
         ch["broker_fetchers"] = except_at(s.broker_fetchers, b, new_row)
     ch["partition_leso"] = except_at(s.partition_leso, b, None)
@@ -249,7 +286,7 @@ def _metadata_successor(k, s, b, md_offset):
     bml = s.broker_metadata_log[i]
     record = clog[md_offset - 1]
     ch = {"broker_metadata_log": except_at(s.broker_metadata_log, b,
-                                           bml + clog[len(bml):md_offset])}
+                                           caught_up_log(bml, clog, md_offset))}
     old_md = s.partition_metadata[i]
     if record.partition_epoch > old_md.partition_epoch:
         replicas = record.replicas

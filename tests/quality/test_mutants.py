@@ -121,6 +121,30 @@ def test_the_same_configuration_without_the_mutant_is_clean():
         assert result.outcome == "pass", (path.name, result.violated)
 
 
+# Which invariants catch a seeded bug, each checked alone: with one more fence
+# allowed than its spec, the empty ISR member that LeaderCandidateCompleteness
+# flags gets elected (LeaderCompleteness) and a consumer's read vanishes from
+# the leader (ConsistentRead) a step or two later.
+CAUGHT_BY = [
+    ("skip_follower_hwm_check", "LeaderCandidateCompletenessProperty", 6),
+    ("skip_follower_hwm_check", "LeaderCompletenessProperty", 7),
+    ("skip_follower_hwm_check", "ConsistentReadProperty", 8),
+    ("skip_follower_leo_nil_check", "LeaderCompletenessProperty", 8),
+    ("skip_follower_leo_nil_check", "ConsistentReadProperty", 9),
+    ("skip_partition_epoch_check", "LeaderCandidateCompletenessProperty", 9),
+]
+
+
+@pytest.mark.parametrize("mutant, prop, depth", CAUGHT_BY)
+def test_each_invariant_alone_catches_the_mutant(mutant, prop, depth):
+    path = ROOT / "specs" / "mutants" / f"{mutant}.toml"
+    fences = load_spec(path).constants["FenceBrokerLimit"] + 1
+    spec = load_spec(path, overrides={"FenceBrokerLimit": fences}, depth=depth)
+    model, props = spec.build()
+    result = check(model, [p for p in props if p.name == prop], CheckOptions(max_depth=depth))
+    assert result.violated == [prop] and result.violations[0].depth == depth
+
+
 def test_unknown_mutant_is_bad_input_naming_the_known_ones():
     with pytest.raises(ModelConfigError) as err:
         MODELS["kraft"].build("v3_5", {"Mutants": ["skip_everything"]})
