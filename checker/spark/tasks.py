@@ -257,7 +257,6 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
 
     _maybe_fail(cfg, "expand", job.level, index)
     started = time.thread_time()
-    _trace("expand-start", job.level, index)
     P = cfg.partitions
     stats: dict[str, Any] = {"task": index, "parents": 0, "generated": 0, "by_action": {},
                              "deadlock": None, "error": None, "check_error": None,
@@ -359,7 +358,6 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
     stats["generated"] = sum(names.values())
     stats["by_action"] = dict(names)
     stats["cpu_s"] = time.thread_time() - started
-    _trace("expand-end", job.level, index)
     yield (index % P, ("T", stats))
 
 
@@ -427,7 +425,6 @@ def merge_partition(cfg: TaskConfig, level: int, stats_dir: str, index: int,
     the seen fingerprints, in BFS order."""
     import time
     _maybe_fail(cfg, "merge", level, index)
-    _trace("merge-start", level, index)
     started = time.thread_time()
     _gc_off()
     try:
@@ -481,16 +478,6 @@ def _merge(cfg: TaskConfig, stats_dir: str, index: int, items: Iterable, started
     if combined:  # the expansion ran inside this task, in this thread
         stats["cpu_s"] -= sum(e.get("cpu_s", 0.0) for e in expand_stats)
     write_stats(stats_dir, index, stats)
-    _trace("merge-end", -1, index)
-
-
-def _trace(what, level, index):
-    import os
-    path = os.environ.get("KMC_SPARK_TRACE")
-    if path:
-        import time
-        with open(path, "a") as f:
-            f.write(f"{time.time():.3f} {os.getpid()} {what} {level} {index} {time.process_time():.3f}\n")
 
 
 def _action_text(abytes) -> str:

@@ -192,7 +192,7 @@ def log_prefix(clog, n):
 
 
 def caught_up_log(bml, clog, md_offset):
-    """bml \o SubSeq(con_metadata_log, Len(bml) + 1, md_offset): a prefix of
+    """bml \\o SubSeq(con_metadata_log, Len(bml) + 1, md_offset): a prefix of
     the controller's log when bml is one (always, while the metadata logs
     match), an equal value in a shared object."""
     if clog[:len(bml)] == bml:

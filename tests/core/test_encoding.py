@@ -146,3 +146,112 @@ def test_equal_states_encode_equally_across_hash_seeds():
     # ... and never the encoding or the fingerprint
     assert all(o["enc"] == outputs[0]["enc"] for o in outputs)
     assert all(o["fp"] == outputs[0]["fp"] for o in outputs)
+
+
+# ---- the cached, structural encoder against a plain reference ----------------------------
+
+import random  # noqa: E402
+
+import msgpack  # noqa: E402
+
+from checker import encoding  # noqa: E402
+from checker.encoding import VariableEncoders, clear_caches, encode_changed  # noqa: E402
+
+
+def reference_encode(v) -> bytes:
+    """The canonical encoding, as the module docstring defines it, without any cache."""
+    if isinstance(v, (frozenset, set)):
+        payload = b"".join(sorted(reference_encode(x) for x in v))
+        return msgpack.packb(msgpack.ExtType(encoding.FROZENSET_EXT, payload))
+    if isinstance(v, (tuple, list)):
+        n = len(v)
+        head = bytes([0x90 | n]) if n < 16 else b"\xdc" + n.to_bytes(2, "big")
+        return head + b"".join(reference_encode(x) for x in v)
+    return msgpack.packb(v)
+
+
+class Pair(NamedTuple):
+    left: object
+    right: object
+
+
+def random_value(rng: random.Random, pool: list, depth: int = 0):
+    """Nested tuples / NamedTuples / frozensets of ints, bools, None, IntEnums,
+    strs; reuses earlier objects from `pool` (as successors share their
+    parent's), and mixes bools with the ints they equal."""
+    if pool and rng.random() < 0.25:
+        return rng.choice(pool)
+    r = rng.random()
+    if depth >= 3 or r < 0.3:
+        v = rng.choice([0, 1, 2, 3, 200, -1, 2**40, True, False, None, Color.RED, Color.GREEN,
+                        "a", "bc", 1.5])
+    elif r < 0.55:
+        v = frozenset(rng.choice([0, 1, 2, 3, True, False, Color.GREEN, 1.0]) for _ in range(rng.randint(0, 4)))
+    elif r < 0.7:  # a set of anything hashable
+        items = (random_value(rng, pool, depth + 1) for _ in range(rng.randint(0, 3)))
+        v = frozenset(x for x in items if _hashable(x))
+    elif r < 0.85:
+        v = Pair(random_value(rng, pool, depth + 1), random_value(rng, pool, depth + 1))
+    else:
+        v = tuple(random_value(rng, pool, depth + 1) for _ in range(rng.randint(0, 18)))
+    pool.append(v)
+    return v
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+        return True
+    except TypeError:
+        return False
+
+
+def test_encode_equals_the_reference_whatever_the_cache_holds():
+    rng = random.Random(1234)
+    pool: list = []
+    values = [random_value(rng, pool) for _ in range(3000)]
+    expected = [reference_encode(v) for v in values]
+    clear_caches()
+    assert [encode(v) for v in values] == expected          # cold, then warm as it goes
+    assert [encode(v) for v in values] == expected          # warm
+    assert [encode(v) for v in reversed(values)] == expected[::-1]
+    saved = encoding._CACHE_LIMIT, encoding._INT_SETS_LIMIT
+    encoding._CACHE_LIMIT, encoding._INT_SETS_LIMIT = 7, 3  # evicted all the time
+    try:
+        clear_caches()
+        assert [encode(v) for v in values] == expected
+    finally:
+        encoding._CACHE_LIMIT, encoding._INT_SETS_LIMIT = saved
+
+
+def test_sets_of_equal_ints_and_bools_keep_their_own_encodings():
+    # {True} == {1} == {1.0} and they hash alike: the by-value table of int
+    # sets must never hand one the other's bytes, whichever comes first
+    variants = [frozenset({1}), frozenset({True}), frozenset({1.0}), frozenset({Color.GREEN}),
+                frozenset({0, 1}), frozenset({False, True}), frozenset({0, True})]
+    for order in (variants, variants[::-1]):
+        clear_caches()
+        got = {v_i: encode(v) for v_i, v in enumerate(order)}
+        assert [got[i] for i in range(len(order))] == [reference_encode(v) for v in order]
+    assert encode(frozenset({1})) != encode(frozenset({True}))
+    assert encode(frozenset({1})) == encode(frozenset({Color.GREEN}))  # an IntEnum is its int
+    assert encode((frozenset({True}), frozenset({1}))) == reference_encode((frozenset({True}),
+                                                                             frozenset({1})))
+
+
+def test_variable_encoders_switch_to_encode_on_the_first_set():
+    clear_caches()
+    parent = S(1, (1, 2), "x")
+    pparts = list(encode_state(parent))
+    encs = VariableEncoders(3)
+    assert all(e is encs[0] for e in encs)           # the C packer everywhere at first
+    succ = parent._replace(y=(1, frozenset({2})))
+    with pytest.raises(TypeError):
+        encs[1](succ.y)                              # the C packer refuses a set ...
+    parts = encode_changed(encs, parent, pparts, succ)
+    assert parts == list(encode_state(succ))          # ... encode_changed falls back
+    assert encs[1] is encode and encs[0] is not encode
+    with pytest.raises(TypeError):                    # a value nobody can encode still fails
+        encode_changed(encs, parent, pparts, parent._replace(x=2j))
+    import pickle
+    assert len(pickle.loads(pickle.dumps(encs))) == 3  # ships (fresh) to another process

@@ -55,8 +55,9 @@ def kmc_spark_command() -> list[str]:
     return [sys.executable, "-m", "checker.spark", "check"]
 
 
-def run_cli(args: list[str], env: dict | None = None, timeout: float = 300, cwd: Path | None = None):
-    full_env = dict(os.environ)
+def run_cli(args: list[str], env: dict | None = None, timeout: float = 300, cwd: Path | None = None,
+            unset: tuple = ()):
+    full_env = {k: v for k, v in os.environ.items() if k not in unset}
     full_env.update(env or {})
     return subprocess.run(kmc_spark_command() + args, capture_output=True, text=True, timeout=timeout,
                           env=full_env, cwd=cwd or ROOT, stdin=subprocess.DEVNULL)
