@@ -89,11 +89,11 @@ def _progress_printer(info: dict) -> None:
                f"{info['elapsed_s']:.0f}s", err=True)
 
 
-def report_text(spec, result: CheckResult, run_dir: Path | None) -> str:
-    """The TLC-like human report."""
+def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> str:
+    """The TLC-like human report (the model, when given, picks its trace view)."""
     lines = []
     for v in result.violations:
-        lines.append(trace_text(v.property, v.trace))
+        lines.append(trace_text(v.property, v.trace, model=model))
     if result.outcome == "pass":
         bound = "" if result.exhausted else f" (within {result.max_depth} steps)" \
             if result.max_depth is not None else ""
@@ -163,11 +163,11 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     run_id = new_run_id()
     obj = summary(config, result, run_id=run_id, expect=spec.expect, engine=engine)
     try:
-        run_dir = write_run(out_dir, spec.name, obj, result)
+        run_dir = write_run(out_dir, spec.name, obj, result, model=model)
     except OSError as e:
         raise SpecError(f"cannot write results under {out_dir}: {e}") from None
     obj["results_dir"] = str(run_dir)
-    click.echo(report_text(spec, result, run_dir), file=out)
+    click.echo(report_text(spec, result, run_dir, model=model), file=out)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
     return EXIT_VIOLATION if result.violations else EXIT_OK

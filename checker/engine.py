@@ -325,7 +325,7 @@ def level_gc():
 
     def collect() -> None:
         nonlocal calls, freeze, froze
-        if freeze and calls % _GC_SAMPLE:
+        if freeze:
             gc.freeze()
             froze = True
         elif gc.collect(0) and freeze:
