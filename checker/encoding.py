@@ -12,10 +12,15 @@ PYTHONHASHSEED:
 
 Hot path: a state is kept beside its per-variable encodings ("parts"). A
 successor reuses the parent's bytes of every variable whose object it shares
-(`is`), and only the changed variables are encoded (`encode_successor`). The
-fingerprint is xxh3 over the concatenated parts of the view's variables; as
-each part is a complete msgpack object, the concatenation is injective (it is
-exactly the body of the msgpack array of those variables).
+(`is`), and only the changed variables are encoded (`encode_successor`; the
+engine uses `VariableEncoders`: msgpack's C packer for the variables whose
+values hold no set, `encode` for the others). `encode` caches by object
+identity, structurally (see "encoding" below), so a changed variable costs
+about its changed sub-objects only. The caches are bounded and only ever a
+speed-up: the bytes of a value never depend on them. The fingerprint is xxh3
+over the concatenated parts of the view's variables; as each part is a
+complete msgpack object, the concatenation is injective (it is exactly the
+body of the msgpack array of those variables).
 """
 from __future__ import annotations
 
@@ -49,7 +54,7 @@ _plain = msgpack.Packer(autoreset=True).pack
 #   array's encoding), each container item cached on its own. Any other tuple
 #   is one C call and not cached.
 # - A frozenset: its elements' encodings sorted bytewise and joined, as an
-#   ExtType (sets of plain ints: by value, see _int_set_bytes).
+#   ExtType (sets of plain ints are also kept by value: _int_sets).
 # An entry holds the object itself, so its id cannot be reused while cached
 # (and it is keyed by identity, never by value: True == 1 would otherwise let
 # {True} take {1}'s bytes). The cache is cleared when it reaches

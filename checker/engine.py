@@ -325,7 +325,7 @@ def level_gc():
 
     def collect() -> None:
         nonlocal calls, freeze, froze
-        if freeze:
+        if freeze and calls % _GC_SAMPLE:
             gc.freeze()
             froze = True
         elif gc.collect(0) and freeze:

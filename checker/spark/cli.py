@@ -3,9 +3,10 @@
 `add_spark_options(command)` adds --master, --partitions and --resume to a
 click command (checker/cli.py keeps --engine and adds "spark" to its choices);
 `run_spark(...)` runs the check and returns (result, run_id, run_dir);
-`write_run_into(run_dir, summary, result)` writes summary.json and the traces
-into the run folder the engine already created (checker.results.write_run
-renames a whole new folder into place, which a resumable run cannot use).
+`write_run_into(run_dir, summary, result, model)` writes what
+checker.results.write_run writes (summary, traces, reports) into the run
+folder the engine already created (write_run renames a whole new folder into
+place, which a resumable run's folder cannot be).
 See CLI_PATCH.md beside this file for the change to checker/cli.py.
 
 Until that patch is applied, `python -m checker.spark check SPEC ...` runs the
@@ -21,8 +22,6 @@ import click
 
 from checker.engine import CheckOptions, CheckResult
 from checker.errors import EXIT_OK, EXIT_VIOLATION
-from checker.results import write_atomic
-from checker.render import trace_json, trace_text
 
 
 def progress_line(info: dict) -> None:
@@ -69,14 +68,25 @@ def run_spark(spec, options: CheckOptions, out_dir: Path, master: str | None = N
     return result, run_dir.name, run_dir
 
 
-def write_run_into(run_dir: Path, summary_obj: dict, result: CheckResult) -> Path:
-    """summary.json and the traces, each written atomically, into run_dir."""
+def write_run_into(run_dir: Path, summary_obj: dict, result: CheckResult, model=None) -> Path:
+    """The run's files (summary.json, traces, reports: checker.results.write_run
+    renders them) moved one by one, each atomically, into the run folder the
+    spark engine created; summary.json last, so its presence means complete."""
+    import os
+    import shutil
+    import tempfile
+
+    from checker.results import write_run
+
     run_dir = Path(run_dir)
-    for v in result.violations:
-        write_atomic(run_dir / f"trace-{v.property}.json",
-                     json.dumps(trace_json(v.property, v.trace), indent=1) + "\n")
-        write_atomic(run_dir / f"trace-{v.property}.txt", trace_text(v.property, v.trace))
-    write_atomic(run_dir / "summary.json", json.dumps(summary_obj, indent=1) + "\n")
+    staging = Path(tempfile.mkdtemp(dir=run_dir, prefix=".results-"))
+    try:
+        made = write_run(staging, "run", {**summary_obj, "run_id": run_dir.name}, result, model=model)
+        files = sorted(made.iterdir(), key=lambda f: f.name == "summary.json")
+        for f in files:
+            os.replace(f, run_dir / f.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return run_dir
 
 
@@ -119,9 +129,9 @@ def _build_group():
         config["check_deadlock"] = options.check_deadlock
         config["stop_on_violation"] = options.stop_on_violation
         obj = summary(config, result, run_id=run_id, expect=spec.expect, engine="spark")
-        write_run_into(run_dir, obj, result)
+        write_run_into(run_dir, obj, result, model=model)
         obj["results_dir"] = str(run_dir)
-        click.echo(report_text(spec, result, run_dir), file=out)
+        click.echo(report_text(spec, result, run_dir, model=model), file=out)
         if as_json:
             click.echo(json.dumps(obj, sort_keys=False))
         return EXIT_VIOLATION if result.violations else EXIT_OK

@@ -16,7 +16,7 @@ from checker.spark import session as sparksession
 from spark_cluster import executor_pids, standalone_cluster
 from spark_helpers import assert_same, local_result
 
-TWOPHASE5 = {"model": "twophase", "constants": {"RMCount": 5}}   # 8,832 states (stateright's figure)
+TWOPHASE4 = {"model": "twophase", "constants": {"RMCount": 4}}
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +34,8 @@ def test_check_on_a_standalone_cluster_with_a_lost_executor(cluster, tmp_path):
     killed: list[int] = []
 
     def kill_one_executor(info):
-        # after level 4 is on disk, an executor dies in the middle of level 5's job
-        if info["level"] == 4:
+        # after level 3 is on disk, an executor dies in the middle of level 4's job
+        if info["level"] == 3:
             def later():
                 pids = executor_pids(app)
                 if pids:
@@ -44,10 +44,10 @@ def test_check_on_a_standalone_cluster_with_a_lost_executor(cluster, tmp_path):
             threading.Timer(0.3, later).start()
 
     from checker.spark.engine import SparkSearch
-    search = SparkSearch(TWOPHASE5, CheckOptions(), master=cluster, run_dir=tmp_path / "run",
+    search = SparkSearch(TWOPHASE4, CheckOptions(), master=cluster, run_dir=tmp_path / "run",
                          progress=kill_one_executor, spark_conf=conf)
     result = search.run()
     # the executors run the shipped zip of kmc, not an installed copy
     assert all(".zip" in info["checker"] for info in search.executor_info)
-    assert result.distinct == 8832 and killed
-    assert_same(local_result(TWOPHASE5, CheckOptions()), result)
+    assert result.distinct == 1568 and killed
+    assert_same(local_result(TWOPHASE4, CheckOptions()), result)

@@ -78,10 +78,10 @@ def test_killed_process_resumes_from_its_last_level(tmp_path):
     assert json.loads((run_dir / "summary.json").read_text())["run_id"] == run_dir.name
 
 
-@pytest.mark.parametrize("stage, level", [("expand", 5), ("merge", 6)])
+@pytest.mark.parametrize("stage, level", [("expand", 5), ("merge", 7)])
 def test_a_failed_task_is_retried_without_losing_or_double_counting(spark, tmp_path, stage, level):
     marker = tmp_path / "failed"
-    options = CheckOptions(max_depth=9)
+    options = CheckOptions(max_depth=8)
     result = check_spark(KRAFT_D12, options, master=LOCAL_MASTER, run_dir=tmp_path / "run",
                          inject_failure=(stage, level, 0, str(marker)))
     assert marker.read_text() == f"{stage} {level} 0\n"  # it did fail once
