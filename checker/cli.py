@@ -20,6 +20,7 @@ from checker.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, Sp
 from checker.render import trace_text
 from checker.results import new_run_id, summary, write_run
 from checker.spec import UNSET, load_spec, parse_sets
+from checker.spark.cli import add_spark_options
 from model.base import ModelConfigError
 
 EXIT_INTERRUPTED = 130
@@ -127,16 +128,19 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> 
               help="Do not stop at the first violation: report every violated property.")
 @click.option("--deadlock/--no-deadlock", "deadlock", default=None,
               help="Report states without successors (default: the spec's check_deadlock, off).")
-@click.option("--engine", type=click.Choice(["local"]), default="local", show_default=True,
-              help="Which engine runs the search.")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="Which engine runs the search: local (one process) or spark (PySpark).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True, help="Results root directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@add_spark_options  # --master URL, --partitions N, --resume RUN_DIR
 def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
-              as_json: bool, quiet: bool) -> int:
+              as_json: bool, quiet: bool, master, partitions, resume) -> int:
     """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
     spec = load_spec(spec_path, parse_sets(sets), depth=depth)
+    if engine != "spark" and (master or partitions or resume):
+        raise SpecError("--master, --partitions and --resume need --engine spark")
     model, properties = spec.build()
     options = CheckOptions(
         max_depth=spec.depth,
@@ -156,14 +160,23 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     bound = "no depth bound" if spec.depth is None else f"depth <= {spec.depth}"
     click.echo(f"kmc: checking {spec_path} (model {spec.model}/{spec.variant}, {bound}, "
                f"{len(properties)} properties)", err=True)
-    result = run_check(model, properties, options)
+    if engine == "spark":
+        from checker.spark.cli import run_spark
+        result, run_id, spark_run_dir = run_spark(spec, options, out_dir, master, partitions,
+                                                  resume, quiet)
+    else:
+        result = run_check(model, properties, options)
+        run_id = new_run_id()
     config = spec.config()
     config["check_deadlock"] = options.check_deadlock
     config["stop_on_violation"] = options.stop_on_violation
-    run_id = new_run_id()
     obj = summary(config, result, run_id=run_id, expect=spec.expect, engine=engine)
     try:
-        run_dir = write_run(out_dir, spec.name, obj, result, model=model)
+        if engine == "spark":  # the engine made the run folder (levels, spark.log) already
+            from checker.spark.cli import write_run_into
+            run_dir = write_run_into(spark_run_dir, obj, result, model=model)
+        else:
+            run_dir = write_run(out_dir, spec.name, obj, result, model=model)
     except OSError as e:
         raise SpecError(f"cannot write results under {out_dir}: {e}") from None
     obj["results_dir"] = str(run_dir)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import msgpack
 

@@ -1,20 +1,28 @@
 """The `spark` engine's driver: the same level-synchronous BFS as the local
-engine (checker.engine), with each level's expansion, dedup and property
-checks on the executors and every finished level on disk.
+engine (checker.engine), with each level's checks, expansion and dedup on
+the executors and every finished level on disk (checker/spark/levels.py).
 
-Per level k -> k+1, one Spark job of two stages:
-  read level k (states, seen)  -> expand (executors)  -> shuffle by fingerprint
-  -> merge: dedup against seen, check properties (executors) -> write level k+1
-then a small job reads level k+1's statistics rows (counts come from data,
-never from accumulators). The driver holds the cumulative statistics only; it
-never collects a frontier or the seen set.
+Job L, one Spark job of two stages (one stage, no shuffle, for a level of
+fewer than SMALL_LEVEL states):
+  read level L's Parquet -> rebuild each state, check the properties on it,
+  expand it (executors) -> shuffle by fingerprint partition -> merge: keep per
+  fingerprint the witness with the smallest BFS key, drop the seen
+  fingerprints (executors) -> write level L+1 (Parquet, a statistics file per
+  partition).
+Counts come from data (the statistics files), never from accumulators; the
+driver holds the cumulative statistics only and never collects a frontier or
+the seen set; level L+1 is renamed into place when complete, so a run can be
+resumed after its last complete level.
 
-Identical answers to the local engine: each new state keeps the witness with
-the smallest BFS key (codec), which is the local engine's first discovery, so
-per-level counts, parents, counterexamples and -- when the search stops at
-the first violation -- the partial counts of the last level are the local
-engine's (the latter recounted up to the first event, as the local engine
-stops there).
+Identical answers to the local engine: a new state keeps the witness with the
+smallest BFS key (checker/spark/codec.py), which is the local engine's first
+discovery, so per-level counts, parents and counterexamples are the local
+engine's. The local engine checks a state as it generates it; here the
+states of level L are checked when job L rebuilds them, so stream L-1 (the
+expansion of level L-1) is settled after job L: its first event in BFS order
+-- a violation at level L, a deadlock at level L-1 -- is where the local
+engine stops when it stops at the first violation, and the counts of level L
+are then recounted up to that event.
 """
 from __future__ import annotations
 
@@ -45,10 +53,11 @@ SMALL_LEVEL = 500   # a frontier below this is expanded into one partition (fewe
 STATE_COLUMNS = ["kind", "part", "seq", "fps", "keys", "actions", "states"]
 
 
-def _schema(with_kind: bool = True):
+def _schema():
+    """The level files' rows (see checker/spark/levels.py)."""
     from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
-    fields = [StructField("kind", StringType(), False)] if with_kind else []
-    fields += [StructField("part", IntegerType(), False),
+    fields = [StructField("kind", StringType(), False),
+              StructField("part", IntegerType(), False),
                StructField("seq", IntegerType(), False),
                StructField("n", LongType(), False)]
     fields += [StructField(c, BinaryType(), True)

@@ -1,24 +1,25 @@
 """The work the Spark engine runs on the executors (Python workers).
 
-Every function here is a pure function of a `TaskConfig` and the records it
-is given, so Spark may re-run a task (failure, lost executor) and get the same
-output: nothing is counted outside the data it returns.
+Every function here is a pure function of its configuration and the records
+it is given, so Spark may re-run a task (a failure, a lost executor) and get
+the same output: nothing is counted outside the data it returns.
 
 One BFS level (ARCHITECTURE.md, "Engines"):
 
-1. `expand_partition`: rebuild the frontier states of one level file, expand
-   them in BFS order with checker.engine.expand_chunk (the local engine's
-   successor generation, encoding and fingerprints), drop the successors the
-   task already produced or holds in its frontier (within-task dedup before
-   the shuffle), and route each kept successor to the partition of its
+1. `expand_partition`: rebuild the states of one level file (the frontier of
+   one fingerprint partition, with that partition's seen fingerprints),
+   check the properties on each (once per state: the first time it is
+   rebuilt on an executor), expand them in BFS order with
+   checker.engine.expand_chunk (the local engine's successor generation,
+   encoding and fingerprints), drop the successors the task already produced
+   or holds in its frontier (within-task dedup before the shuffle), and route
+   each kept successor, and the seen fingerprints, to the partition of its
    fingerprint. Task statistics (generated, per-action generated, deadlocks,
-   errors) travel as records too.
-2. `route_seen`: the seen fingerprints of partition q (one packed blob per
-   partition) travel to partition q in the same shuffle.
-3. `merge_partition`: per fingerprint keep the witness with the smallest BFS
-   position, drop what is in the seen blob, sort the new states by position,
-   and emit the level's rows: new states with their parent pointers and the
-   grown seen blob; the partition's statistics go to a small file beside them.
+   violations, witnesses, errors) travel as records too.
+2. `merge_partition`: per fingerprint keep the witness with the smallest BFS
+   key, drop what is in the seen blob, sort the new states by key, and emit
+   the level's rows: new states with their parent pointers and the grown
+   seen blob; the partition's statistics go to a small file beside them.
 """
 from __future__ import annotations
 
