@@ -8,7 +8,7 @@ VENV   ?= .venv
 # Several spec paths may be given, separated by spaces.
 SPEC   ?= specs/kraft-kip966-reference.toml
 # Extra options for `kmc check`, e.g. ARGS="--depth 11 --json".
-ARGS   ?= --depth 9
+ARGS   ?= --depth 10
 PYTEST_ARGS ?=
 
 BIN   := $(VENV)/bin
