@@ -397,6 +397,30 @@ class LevelLog:
         return self.parents[i] | (self.parents_hi[i] << 64)
 
 
+def replay(model: Model, ctx: ExpandContext, path: list, matches: Callable) -> list:
+    """A counterexample rebuilt from its recorded path [(fp, recorded action)],
+    level 0 first: start from the initial state with path[0]'s fingerprint and
+    at each step take the successor whose action `matches(action, recorded)`
+    and whose fingerprint is the recorded one (as TLC replays its trace file).
+    Returns [(None, init), (action, state), ...]."""
+    init_fp = path[0][0]
+    state = next((s for s in model.init_states() if ctx.entry(s)[2] == init_fp), None)
+    if state is None:
+        raise EngineEvaluationError("trace replay failed: no initial state has the recorded "
+                                    "fingerprint (is the model deterministic?)")
+    trace: list = [(None, state)]
+    for step, (fp, recorded) in enumerate(path[1:], 1):
+        nxt = next(((a, s) for a, s in model.successors(state)
+                    if matches(a, recorded) and ctx.entry(s)[2] == fp), None)
+        if nxt is None:
+            raise EngineEvaluationError(f"trace replay failed at step {step}: no successor has the "
+                                        f"recorded action and fingerprint (is the model deterministic?)",
+                                        state=state)
+        trace.append(nxt)
+        state = nxt[1]
+    return trace
+
+
 # ---- the search --------------------------------------------------------------
 
 class Search:
@@ -574,24 +598,10 @@ class Search:
             path.append((fp, log.actions[i]))
             fp = log.parent(i)
         path.reverse()
-        ctx = self.ctx
-        init_fp = path[0][0]
-        state = next((s for s in self.model.init_states() if ctx.entry(s)[2] == init_fp), None)
-        if state is None:
-            raise EngineEvaluationError("trace replay failed: no initial state has the recorded "
-                                        "fingerprint (is the model deterministic?)")
-        trace: list = [(None, state)]
-        for step, (fp, aid) in enumerate(path[1:], 1):
-            wanted = self.actions[aid]
-            nxt = next((s for a, s in self.model.successors(state)
-                        if a == wanted and ctx.entry(s)[2] == fp), None)
-            if nxt is None:
-                raise EngineEvaluationError(f"trace replay failed at step {step}: no {wanted} "
-                                            f"successor has the recorded fingerprint "
-                                            f"(is the model deterministic?)", action=wanted, state=state)
-            trace.append((wanted, nxt))
-            state = nxt
-        return trace
+        actions = self.actions
+        return replay(self.model, self.ctx,
+                      [(fp, None if aid == NO_ACTION else actions[aid]) for fp, aid in path],
+                      lambda action, wanted: action == wanted)
 
     def _result(self, exhausted: bool) -> CheckResult:
         violations = [Violation(name, lv, self.trace(lv, fp))

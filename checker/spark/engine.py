@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 from checker import registry
 from checker.encoding import encode, encode_state
-from checker.engine import (DEADLOCK, CheckOptions, CheckResult, ExpandContext, Violation,
+from checker.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
                             collision_probability, peak_memory_kb, resolve_view)
 from checker.errors import EngineEvaluationError, SpecError
 from checker.spark import codec, levels, session as sparksession, tasks
@@ -677,23 +677,8 @@ class SparkSearch:
         return [self._replay(list(reversed(p))) for p in paths]
 
     def _replay(self, path: list) -> list:
-        ctx = self.ctx
-        init_fp = path[0][0]
-        state = next((s for s in self.model.init_states() if ctx.entry(s)[2] == init_fp), None)
-        if state is None:
-            raise EngineEvaluationError("trace replay failed: no initial state has the recorded "
-                                        "fingerprint (is the model deterministic?)")
-        trace: list = [(None, state)]
-        for step, (fp, abytes) in enumerate(path[1:], 1):
-            nxt = next(((a, s) for a, s in self.model.successors(state)
-                        if encode(tuple(a)) == abytes and ctx.entry(s)[2] == fp), None)
-            if nxt is None:
-                raise EngineEvaluationError(f"trace replay failed at step {step}: no successor has the "
-                                            f"recorded action and fingerprint (is the model deterministic?)",
-                                            state=state)
-            trace.append(nxt)
-            state = nxt[1]
-        return trace
+        # path: [(fp, encoded action)]; actions crossed processes as msgpack bytes
+        return replay(self.model, self.ctx, path, lambda action, abytes: encode(tuple(action)) == abytes)
 
     def _result(self, totals: _Totals) -> CheckResult:
         ordered = sorted(totals.violations, key=lambda v: (v[1], v[3][0], v[3][1], v[3][2]))
