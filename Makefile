@@ -1,4 +1,5 @@
-# Two commands: `make run` (check the spec(s) in SPEC) and `make test` (all tests).
+# Two commands: `make run` (check the spec(s) in SPEC) and `make test` (all tests,
+# then the quick regression set).
 # Both create .venv and install the project into it when needed; when it is
 # already set up they only compare two timestamps.
 PYTHON ?= python3
@@ -32,8 +33,11 @@ run: $(STAMP)
 	    if [ $$rc -gt 1 ]; then exit $$rc; fi; \
 	done
 
+# Then every quick [expect] of specs/ through `kmc regress` (the known results
+# CI keeps true; the JUnit file lists each spec).
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/kmc regress specs --quick -j 2 --junit results/regress-quick.xml
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -212,9 +212,10 @@ def list_cmd() -> int:
 
 def _register_commands() -> None:
     # Commands that live in their own modules (they import nothing of this one).
-    from checker import regress, trace_cli
+    from checker import regress, scenario, trace_cli
     regress.register(cli)
     trace_cli.register(cli)
+    scenario.register(cli)
 
 
 _register_commands()

@@ -6,6 +6,8 @@ the violated property, the exact depth (steps of the shortest counterexample;
 for a pass, the most steps of any state found), the exact distinct / generated
 counts and per-level counts; `quick = true` puts the spec in the quick set
 that CI runs (`--quick`). Specs without [expect] are listed as skipped.
+Scenario files (checker/scenario.py, a worked example replayed step by step)
+found under SPEC_DIR are rows too, always in the quick set: every step must hold.
 
 One table row per spec (spec, expected, got, time, OK / FAIL / ERROR / SKIP),
 optionally a JUnit XML file (--junit) that lists every spec found. Exit code:
@@ -20,6 +22,7 @@ import os
 import socket
 import sys
 import time
+import tomllib
 import xml.etree.ElementTree as ET
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -127,6 +130,8 @@ def run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> 
     """Check one spec against its [expect] (runs in a worker process with -j)."""
     t0 = time.perf_counter()
     row = Row(spec=path, status=OK)
+    if is_scenario(Path(path)):
+        return run_scenario_file(path, t0)
     try:
         spec: Spec = load_spec(path)
     except (KmcError, ModelConfigError) as e:
@@ -172,6 +177,40 @@ def run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> 
         config["stop_on_violation"] = True
         obj = summary(config, result, run_id=new_run_id(), expect=expect)
         row.run_dir = str(write_run(Path(out), spec.name, obj, result, model=model))
+    return row
+
+
+def is_scenario(path: Path) -> bool:
+    """A scenario file (checker/scenario.py: [[step]] tables) rather than a spec."""
+    try:
+        with open(path, "rb") as f:
+            return "step" in tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return False   # load_spec reports it
+
+
+def run_scenario_file(path: str, t0: float) -> Row:
+    """A worked example replayed step by step: every step's facts and every
+    invariant must hold (always in the quick set: a scenario takes a second)."""
+    from checker.scenario import load_scenario, run_scenario
+    row = Row(spec=path, status=OK)
+    try:
+        sc = load_scenario(path)
+    except (KmcError, ModelConfigError) as e:
+        row.status, row.problems = ERROR, [" ".join(str(e).split())]
+        return row
+    n = len(sc.steps) - 1
+    row.expected = f"scenario, {n} steps"
+    try:
+        result = run_scenario(sc)
+    except KmcError as e:
+        row.status, row.got, row.problems = FAIL, "evaluation error", [e.one_line()]
+    else:
+        passed = sum(r.ok for r in result.steps[1:])
+        row.got = f"{passed}/{n} steps hold"
+        row.problems = result.failures
+        row.status = OK if result.ok else FAIL
+    row.seconds = time.perf_counter() - t0
     return row
 
 
