@@ -57,7 +57,6 @@ import importlib
 import json
 import re
 import textwrap
-import tomllib
 from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
@@ -67,6 +66,7 @@ import click
 
 from checker import registry
 from checker.errors import EXIT_OK, EXIT_VIOLATION, EngineEvaluationError, KmcError, SpecError
+from checker.spec import read_toml
 from model.base import ALWAYS, EvaluationError, ModelConfigError
 
 TOP_LEVEL_KEYS = ("model", "variant", "description", "invariants", "constants", "init", "step")
@@ -289,16 +289,7 @@ def _parse_step(path, index: int, raw, model, known_facts, always: set) -> Step:
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file; SpecError (exit 2) for anything malformed."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"scenario file not found: {path}") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-        raise SpecError(f"cannot read scenario file {path}: {e}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"{path}: malformed TOML: {e}") from None
+    data = read_toml(path, "scenario")
     unknown = [k for k in data if k not in TOP_LEVEL_KEYS]
     if unknown:
         raise _bad(path, "", f"unknown key(s) {', '.join(map(repr, unknown))} "

@@ -117,21 +117,25 @@ def parse_sets(items) -> dict[str, Any]:
     return dict(parse_set(i) for i in items or ())
 
 
+def read_toml(path: Path, kind: str) -> dict:
+    """A TOML file's table, or SpecError (exit 2) naming what is wrong with it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{kind} file not found: {path}") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise SpecError(f"cannot read {kind} file {path}: {e}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: malformed TOML: {e}") from None
+
+
 def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET) -> Spec:
     """Read and validate a spec. overrides: constants set on the command line
     (--set); depth: None = no bound, an int = that bound, UNSET = the spec's."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(f"spec file not found: {path}") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-        raise SpecError(f"cannot read spec file {path}: {e}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"{path}: malformed TOML: {e}") from None
-
+    data = read_toml(path, "spec")
     unknown = [k for k in data if k not in TOP_LEVEL_KEYS]
     if unknown:
         raise SpecError(f"{path}: unknown key(s) {', '.join(map(repr, unknown))} "
