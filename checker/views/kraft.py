@@ -28,6 +28,9 @@ PER_BROKER = {
     "partition_status": 1, "partition_metadata": 1, "partition_data": 1, "partition_leso": 1,
     "partition_replica_state": 2, "partition_pending_ap": 1, "aux_flo": 1,
 }
+# the storage variants' (kip966_storage, v3_5_storage: model/kraft/storage.py)
+STORAGE_PER_BROKER = {"partition_flushed": 1, "partition_hwm_checkpoint": 1, "ghost_unclean": 1}
+_ALL_PER_BROKER = {**PER_BROKER, **STORAGE_PER_BROKER}
 # record fields that the reference leaves out (rather than Nil) when None here
 ABSENT_WHEN_NONE = {
     "PartitionChangeRecord": {"adding", "removing"},
@@ -43,16 +46,20 @@ FIELD_NAMES = {
     "last_fetched_epoch": "last fetched epoch", "pending_response": "pending response",
     "metadata_offset": "metadata offset", "diverging_epoch": "diverging epoch",
     "isr_and_epochs": "ISR and epochs",
+    "last_epoch": "last leader epoch", "partition_epoch_asked": "partition epoch",
 }
 
 MSG_SHORT = {
     "RegisterBrokerRequest": "Register", "RegisterBrokerResponse": "Registered",
     "AlterPartitionRequest": "AlterPartition", "AlterPartitionResponse": "AlterPartition resp",
     "FetchRequest": "Fetch", "FetchResponse": "Fetch resp",
+    "GetReplicaLogInfoRequest": "GetReplicaLogInfo", "GetReplicaLogInfoResponse": "GetReplicaLogInfo resp",
 }
 
 CONTROLLER_ACTIONS = {"ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest", "FenceBroker",
-                      "UnfenceBroker", "PerformPartitionReassignment"}
+                      "UnfenceBroker", "PerformPartitionReassignment",
+                      "ReceiveGetReplicaLogInfoResponse", "StartUncleanRecovery",
+                      "CompleteUncleanRecovery"}
 DESCRIBE = {
     "BrokerStart": "broker {b} starts and asks the controller to register it",
     "ReceiveBrokerRegResponse": "broker {b} is registered and runs",
@@ -72,7 +79,18 @@ DESCRIBE = {
     "FenceBroker": "the controller fences broker {b}",
     "UnfenceBroker": "the controller unfences broker {b}",
     "PerformPartitionReassignment": "an operator starts a partition reassignment",
+    # storage variants
+    "ControlledShutdown": "broker {b} shuts down cleanly: flushes its log, writes its broker epoch file",
+    "ProcessCrash": "broker {b}'s process crashes (the page cache survives, no broker epoch file)",
+    "PowerLoss": "broker {b} loses power: its log falls back to what was flushed",
+    "PowerOutage": "a power outage takes down brokers {bs}: each log falls back to what was flushed",
+    "BackgroundFlush": "the OS of broker {b} flushes dirty pages",
+    "ReceiveGetReplicaLogInfoRequest": "broker {b} reports its log to the controller",
+    "ReceiveGetReplicaLogInfoResponse": "the controller records broker {b}'s log info",
+    "StartUncleanRecovery": "the controller starts an unclean recovery (GetReplicaLogInfo)",
+    "CompleteUncleanRecovery": "the controller completes the unclean recovery",
 }
+GHOST = {0: "", 1: "stopped uncleanly", 2: "UNCLEAN (restarted uncleanly, not caught up)"}
 
 
 def _enum(v) -> str:
@@ -177,6 +195,11 @@ def message_fields(m) -> str:
     if t == "RegisterBrokerResponse":
         return (f"broker epoch {m.broker_epoch}, incarnation {m.incarnation_id}, "
                 f"metadata offset {m.metadata_offset}")
+    if t == "GetReplicaLogInfoRequest":
+        return f"recovery at partition epoch {m.partition_epoch}"
+    if t == "GetReplicaLogInfoResponse":
+        return (f"recovery at partition epoch {m.partition_epoch}: broker epoch {m.broker_epoch}, "
+                f"last leader epoch {m.last_epoch}, LEO {m.leo}")
     if t == "AlterPartitionRequest":
         return (f"ISR {fmt_set(m.isr)}, epochs {fmt(m.isr_and_epochs, 'isr_and_epochs')}, "
                 f"leader epoch {m.leader_epoch}, partition epoch {m.partition_epoch}, "
@@ -194,6 +217,16 @@ def message_fields(m) -> str:
 
 def fmt_message(m) -> str:
     return f"{_enum(m.type)} {fmt_broker(m.source)}->{fmt_broker(m.dest)} ({message_fields(m)})"
+
+
+def fmt_recovery(rec) -> str:
+    """The controller's unclean recovery in progress (storage variants)."""
+    if rec is None:
+        return "no unclean recovery"
+    answers = ", ".join(f"{a.broker}: e{a.last_epoch} LEO {a.leo}"
+                        for a in sorted(rec.answers, key=lambda a: a.broker))
+    return (f"unclean recovery at partition epoch {rec.partition_epoch} asking {fmt_set(rec.asked)}"
+            f" (answers: {answers or 'none yet'})")
 
 
 def short_message(m) -> str:
@@ -215,6 +248,8 @@ def short_message(m) -> str:
         return f"{label} {_enum(m.error)}" if m.error is not None else f"{label} ISR {fmt_set(m.isr)}"
     if t == "RegisterBrokerResponse":
         return f"{label} epoch {m.broker_epoch}"
+    if t == "GetReplicaLogInfoResponse":
+        return f"{label} e{m.last_epoch} LEO {m.leo}"
     return label
 
 
@@ -260,7 +295,8 @@ class KraftView(TraceView):
     def describe(self, action, prev, state) -> str:
         name = getattr(action, "name", str(action))
         b = self._b(action)
-        text = DESCRIBE.get(name, "").format(b=b)
+        params = getattr(action, "params", ()) or ()
+        text = DESCRIBE.get(name, "").format(b=b, bs=", ".join(map(str, params)))
         if name == "WriteRecordToLeader" and b is not None:
             log = state.partition_data[b - 1].log
             if log:
@@ -272,9 +308,28 @@ class KraftView(TraceView):
             if was != now or prev.partition_metadata[b - 1].leader_epoch != md.leader_epoch:
                 role = _enum(now) if now is not None else "no replica role"
                 text += f": now {role.lower() if now is not None else role} in leader epoch {md.leader_epoch}"
-        elif name in ("FenceBroker", "DataLossShutdown", "UncleanShutdown", "NoDataLossShutdown",
-                      "CleanShutdown", "ReceiveBrokerRegRequest", "UnfenceBroker",
-                      "ReceiveAlterPartitionRequest"):
+        elif name in ("PowerLoss", "PowerOutage", "BackgroundFlush") and hasattr(state, "partition_flushed"):
+            parts = []
+            for br in (params if name == "PowerOutage" else (b,)):
+                a, c = prev.partition_data[br - 1], state.partition_data[br - 1]
+                if name == "BackgroundFlush":
+                    parts.append(f"flushed offset {prev.partition_flushed[br - 1]} -> "
+                                 f"{state.partition_flushed[br - 1]}")
+                elif len(c.log) < len(a.log):
+                    parts.append(f"broker {br} loses " + ", ".join(fmt_record(r) for r in a.log[len(c.log):]))
+                else:
+                    parts.append(f"broker {br} loses nothing")
+            text += ": " + "; ".join(parts)
+        elif name == "CompleteUncleanRecovery":
+            c = state.con_partition_metadata
+            text += (f": elects leader {fmt_broker(c.leader)} (leader epoch {c.leader_epoch}) and reports "
+                     f"a potential data-loss event")
+            lost = state.ghost_reported.lost - prev.ghost_reported.lost
+            if lost:
+                text += f" (it lacks the committed {fmt_set(lost)})"
+        if name in ("FenceBroker", "DataLossShutdown", "UncleanShutdown", "NoDataLossShutdown",
+                    "CleanShutdown", "ReceiveBrokerRegRequest", "UnfenceBroker",
+                    "ReceiveAlterPartitionRequest", "ControlledShutdown"):
             a, c = prev.con_partition_metadata, state.con_partition_metadata
             if a.leader != c.leader:
                 text += f"; the controller elects leader {fmt_broker(c.leader)} (leader epoch {c.leader_epoch})"
@@ -293,6 +348,12 @@ class KraftView(TraceView):
         ctl += f", replicas {fmt_set(md.replicas)}, fenced {fmt_set(fenced)}"
         if md.adding or md.removing:
             ctl += f", adding {fmt_set(md.adding)}, removing {fmt_set(md.removing)}"
+        storage = hasattr(s, "partition_flushed")
+        if storage:
+            ctl += ", " + fmt_recovery(s.con_recovery)
+            if s.ghost_reported.count:
+                ctl += (f", reported {s.ghost_reported.count} unclean recover"
+                        f"{'y' if s.ghost_reported.count == 1 else 'ies'}")
         lines = [ctl]
         for b in self.brokers:
             i = b - 1
@@ -302,6 +363,13 @@ class KraftView(TraceView):
                      f"broker epoch {bs.broker_epoch}", f"log {fmt_log(d.log)}", f"LEO {d.leo}", f"HWM {d.hwm}"]
             if s.partition_leso[i] is not None:
                 parts.append(f"LESO {s.partition_leso[i]}")
+            if storage:
+                parts.append(f"flushed below offset {s.partition_flushed[i]}, "
+                             f"HWM checkpoint {s.partition_hwm_checkpoint[i]}")
+                if bs.status <= 1:  # offline: its broker epoch file
+                    parts.append(f"broker epoch file {bs.broker_epoch if bs.broker_epoch else 'absent'}")
+                if GHOST.get(int(s.ghost_unclean[i])):
+                    parts.append(GHOST[int(s.ghost_unclean[i])])
             parts.append(f"sees leader {fmt_broker(rmd.leader)} in leader epoch {rmd.leader_epoch}, "
                          f"ISR {fmt_set(rmd.isr)}")
             for b1, f in zip(self.brokers, s.broker_fetchers[i]):
@@ -325,7 +393,7 @@ class KraftView(TraceView):
         head = self.summary_lines(state) + ["every variable:"]
         lines: list[str] = []
         for name, value in zip(self.names(state), state):
-            depth = PER_BROKER.get(name)
+            depth = _ALL_PER_BROKER.get(name)
             if depth == 1:
                 lines.append(f"{name} = " + "; ".join(f"[{b}] {fmt(v)}" for b, v in zip(self.brokers, value)))
             elif depth == 2:
@@ -350,7 +418,7 @@ class KraftView(TraceView):
         for name, a, b in zip(self.names(state), prev, state):
             if a == b or name in ("messages", "messages_discard"):
                 continue
-            depth = PER_BROKER.get(name)
+            depth = _ALL_PER_BROKER.get(name)
             if depth == 1:
                 for br, x, y in zip(self.brokers, a, b):
                     if x != y:
@@ -393,7 +461,7 @@ class KraftView(TraceView):
         return out
 
     def itf_variable(self, name: str, value: Any) -> Any:
-        depth = PER_BROKER.get(name)
+        depth = _ALL_PER_BROKER.get(name)
         conv = lambda v: itf.to_itf(v, self._itf_record)  # noqa: E731
         if depth == 1:
             return itf.fn_over(value, self.brokers, conv)
@@ -470,6 +538,15 @@ class KraftView(TraceView):
         if md.adding or md.removing:
             items.append(self._item("reassigning", _esc(f"+{fmt_set(md.adding)} -{fmt_set(md.removing)}"),
                                     ch and (pm.adding != md.adding or pm.removing != md.removing)))
+        if hasattr(s, "con_recovery"):  # storage variants
+            rec = s.con_recovery
+            prec = prev.con_recovery if prev is not None else rec
+            if rec is not None or (ch and prec is not None):
+                items.append("<br>")
+                items.append(self._item("recovery", _esc(fmt_recovery(rec)), ch and prec != rec))
+            if s.ghost_reported.count:
+                items.append(self._item("reported data-loss events", _esc(s.ghost_reported.count),
+                                        ch and prev.ghost_reported != s.ghost_reported))
         changed = prev is not None and (prev.con_partition_metadata != md
                                         or prev.con_unfenced != s.con_unfenced
                                         or prev.con_broker_reg != s.con_broker_reg)
@@ -517,6 +594,17 @@ class KraftView(TraceView):
         leso = s.partition_leso[i]
         if leso is not None:
             items.append(self._item("LESO", _esc(leso), ch and p.partition_leso[i] != leso))
+        if hasattr(s, "partition_flushed"):  # storage variants
+            f, c = s.partition_flushed[i], s.partition_hwm_checkpoint[i]
+            items.append(self._item("flushed <", _esc(f), ch and p.partition_flushed[i] != f))
+            items.append(self._item("HWM ckpt", _esc(c), ch and p.partition_hwm_checkpoint[i] != c))
+            if bs.status <= 1:  # offline: the broker epoch file
+                items.append(self._item("epoch file", _esc(bs.broker_epoch or "absent"),
+                                        ch and p.broker_state[i] != bs))
+            g = int(s.ghost_unclean[i])
+            if g:
+                items.append(self._item("", f'<span class="fenced">{_esc(GHOST[g].split(" (")[0])}</span>',
+                                        ch and p.ghost_unclean[i] != s.ghost_unclean[i]))
         if md.leader != NO_LEADER or md.replicas:
             pmd = p.partition_metadata[i] if ch else md
             items.append("<br>")
@@ -559,7 +647,8 @@ class KraftView(TraceView):
         names = self.variables or ()
         return tuple(names.index(v) for v in ("broker_state", "partition_status", "partition_data",
                                               "partition_metadata", "partition_leso", "con_broker_reg",
-                                              "partition_replica_state") if v in names)
+                                              "partition_replica_state", "partition_flushed",
+                                              "partition_hwm_checkpoint", "ghost_unclean") if v in names)
 
     def cells(self, prev, state) -> list[tuple[str, bool]]:
         out = [self._controller_cell(prev, state)]
@@ -658,6 +747,29 @@ class KraftView(TraceView):
                                f"non-stale leader's log differs ("
                                + "; ".join(f"broker {b} {fmt_log(logs[b])}" for b in self.brokers) + ").",
                                set(self.brokers))
+        if prop == "UncleanExclusion":
+            bad = [b for b in self.brokers if int(s.ghost_unclean[b - 1]) == 2
+                   and (md.leader == b or b in md.isr or (self.elr and b in md.elr))]
+            if bad:
+                where = lambda b: ", ".join(w for w, x in (("leader", md.leader == b), ("in the ISR", b in md.isr),  # noqa: E731
+                                                           ("in the ELR", self.elr and b in md.elr)) if x)
+                return Explanation("Unclean Exclusion broken: " + "; ".join(
+                    f"broker {b} restarted after an unclean shutdown and has not caught up with the "
+                    f"leader, yet it is {where(b)} (log {fmt_log(s.partition_data[b - 1].log)})"
+                    for b in bad) + f" (controller ISR {fmt_set(md.isr)}"
+                    + (f", ELR {fmt_set(md.elr)}" if self.elr else "") + ").", set(bad))
+        if prop == "DataLossIsReported":
+            lead = md.leader
+            if lead != NO_LEADER:
+                committed = set(acked) | {r.value for r in s.inv_consumed}
+                missing = sorted(v for v in committed if not in_log(lead, v)
+                                 and v not in s.ghost_reported.lost)
+                return Explanation(
+                    f"Unreported data loss: leader broker {lead} lacks the committed "
+                    + ", ".join(f"{v} ({self._where_was(trace, v)})" for v in missing)
+                    + f", and no unclean recovery reported it (reported: {s.ghost_reported.count} "
+                    f"recover{'y' if s.ghost_reported.count == 1 else 'ies'}, lost "
+                    f"{fmt_set(s.ghost_reported.lost)}).", {lead})
         if prop == "MinIsrRecoveryQuorum":
             return Explanation(f"ISR and ELR are empty and the last-known ELR {fmt_set(md.last_known_elr)} "
                                f"has {len(md.last_known_elr)} member(s), not MinISR = {self.min_isr}.", {0})

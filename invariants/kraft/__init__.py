@@ -8,13 +8,14 @@ Invariants keep the reference's names and meaning (Vanlightly/kafka-tlaplus
 
 Modules by topic: completeness (Leader / Leader Candidate Completeness,
 replication quorum, recovery quorum, no acked record lost), log_matching
-(partition log, metadata log, consistent reads), validity, witnesses.
+(partition log, metadata log, consistent reads), validity, witnesses;
+recovery (storage variants only: Unclean Exclusion, data loss reported).
 """
 from __future__ import annotations
 
 from model.base import ALWAYS, SOMETIMES, Property
 
-from invariants.kraft import completeness, log_matching, validity, witnesses
+from invariants.kraft import completeness, log_matching, recovery, validity, witnesses
 from invariants.kraft.common import KIP966, context_of
 from invariants.registry import register
 
@@ -70,8 +71,32 @@ _WITNESSES = (
      "the controller's ELR gets a member", (KIP966,)),
 )
 
+# the storage variants (kip966_storage, v3_5_storage) only: after the above
+_STORAGE_INVARIANTS = (
+    ("UncleanExclusion", recovery.unclean_exclusion,
+     "a replica registered after an unclean stop is not the controller's leader, nor in its "
+     "ISR or (kip966) ELR, until it provably caught up with the leader or unclean recovery "
+     "elected it (seed 000, 5.1.2)", None),
+    ("DataLossIsReported", recovery.data_loss_is_reported,
+     "every committed value the controller's RUNNING leader lacks was reported lost by an "
+     "unclean recovery (seed 000, 5.3.2)", None),
+    ("ValidStorageState", recovery.valid_storage_state,
+     "1 <= flushed offset <= LEO, HWM checkpoint >= 1, recovery answers from asked brokers "
+     "(spec-bug catcher)", None),
+)
+_STORAGE_WITNESSES = (
+    ("UnflushedRecords", recovery.unflushed_records,
+     "a running replica holds records not yet flushed", None),
+    ("UncleanRestart", recovery.unclean_restart,
+     "a broker registers again after an unclean stop", None),
+    ("UncleanRecoveryReported", recovery.unclean_recovery_reported,
+     "an unclean recovery elects a leader (a reported potential data-loss event)", (KIP966,)),
+)
+
 INVARIANT_NAMES = tuple(name for name, *_ in _INVARIANTS)
 WITNESS_NAMES = tuple(name for name, *_ in _WITNESSES)
+STORAGE_INVARIANT_NAMES = tuple(name for name, *_ in _STORAGE_INVARIANTS)
+STORAGE_WITNESS_NAMES = tuple(name for name, *_ in _STORAGE_WITNESSES)
 
 
 def _initial_leader_epoch(model) -> int:
@@ -82,10 +107,14 @@ def _initial_leader_epoch(model) -> int:
 @register("kraft")
 def kraft_properties(model) -> list[Property]:
     ctx = context_of(model)
+    invariants = _INVARIANTS + (_STORAGE_INVARIANTS if ctx.storage else ())
     props = [Property(name, ALWAYS, factory(ctx), doc)
-             for name, factory, doc, variants in _INVARIANTS
+             for name, factory, doc, variants in invariants
              if variants is None or ctx.variant in variants]
-    for name, factory, doc, variants in _WITNESSES:
+    witnesses_ = _WITNESSES + (_STORAGE_WITNESSES if ctx.storage else ())
+    if ctx.strategy == "manual":  # no unclean recovery can happen
+        witnesses_ = tuple(w for w in witnesses_ if w[0] != "UncleanRecoveryReported")
+    for name, factory, doc, variants in witnesses_:
         if variants is not None and ctx.variant not in variants:
             continue
         predicate = (witnesses.leader_changed(ctx, _initial_leader_epoch(model))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model.kraft.state import KraftState
+from model.kraft.state import KraftStorageState
 
 KIP966 = "kip966"
 V3_5 = "v3_5"
@@ -29,10 +29,12 @@ def _constant(model, name: str):
 
 @dataclass(frozen=True)
 class KraftContext:
-    variant: str
+    variant: str       # the protocol: kip966 or v3_5 (a storage variant's base)
     broker_count: int
     min_isr: int
     values: frozenset  # the producer values, as our states hold them (str)
+    storage: bool = False        # kip966_storage / v3_5_storage (KraftStorageState)
+    strategy: str | None = None  # UncleanRecoveryStrategy (kip966_storage)
 
     @property
     def brokers(self) -> range:
@@ -43,16 +45,25 @@ class KraftContext:
         return len(self.values)
 
 
+STORAGE_SUFFIX = "_storage"
+
+
 def context_of(model) -> KraftContext:
     variant = model.variant
+    storage = variant.endswith(STORAGE_SUFFIX)
+    if storage:
+        variant = variant[:-len(STORAGE_SUFFIX)]
     if variant not in (KIP966, V3_5):
-        raise ValueError(f"kraft properties: unknown variant {variant!r}")
+        raise ValueError(f"kraft properties: unknown variant {model.variant!r}")
     values = _constant(model, "Values")
+    constants = getattr(model, "constants", None) or {}
     return KraftContext(
         variant=variant,
         broker_count=int(_constant(model, "BrokerCount")),
         min_isr=int(_constant(model, "MinISR")),
         values=frozenset(str(v) for v in values),
+        storage=storage,
+        strategy=constants.get("UncleanRecoveryStrategy") if storage else None,
     )
 
 
@@ -77,7 +88,7 @@ def memo_true_by_identity(predicate, *variables: str):
     search anyway); the memo holds the objects, so an id cannot be reused
     while it is remembered. `variables` must be every variable `predicate`
     reads: the memo is sound only then."""
-    index = tuple(KraftState._fields.index(v) for v in variables)
+    index = tuple(KraftStorageState._fields.index(v) for v in variables)  # a superset of KraftState's
     memo = Memo()
     if len(index) == 1:
         (i,) = index

@@ -27,6 +27,7 @@ from model.kraft.state import (
     RegStatus,
     ReplicaPartitionMetadata,
     Role,
+    StorageCtrs,
     V35Ctrs,
 )
 
@@ -69,7 +70,7 @@ def type_ok(ctx: KraftContext):
     brokers = frozenset(ctx.brokers)
     values = ctx.values
     kip966 = ctx.variant == KIP966
-    ctrs_type = Kip966Ctrs if kip966 else V35Ctrs
+    ctrs_type = StorageCtrs if ctx.storage else (Kip966Ctrs if kip966 else V35Ctrs)
     broker_statuses = frozenset(BrokerStatus)
     reg_statuses = frozenset(RegStatus)
     roles = frozenset(Role)

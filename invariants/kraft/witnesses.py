@@ -7,7 +7,7 @@ These are kmc's own (the reference has no such properties).
 """
 from __future__ import annotations
 
-from model.kraft.state import BrokerStatus, Kip966Ctrs, V35Ctrs
+from model.kraft.state import BrokerStatus, Kip966Ctrs, StorageCtrs, V35Ctrs
 
 from invariants.kraft.common import KIP966, KraftContext
 
@@ -37,13 +37,20 @@ def leader_changed(ctx: KraftContext, initial_leader_epoch: int):
 
 def unclean_shutdown_happened(ctx: KraftContext):
     """UncleanShutdownHappened: a broker is OFFLINE_DIRTY, or the unclean
-    shutdown counter moved (kip966 DataLossShutdown, v3_5 UncleanShutdown)."""
-    ctr_index = (Kip966Ctrs._fields.index("data_loss_shutdown_ctr") if ctx.variant == KIP966
-                 else V35Ctrs._fields.index("unclean_shutdown_ctr"))
+    shutdown counter moved (kip966 DataLossShutdown, v3_5 UncleanShutdown;
+    storage variants: ProcessCrash or PowerLoss)."""
+    if ctx.storage:  # ProcessCrash / PowerLoss
+        ctr_indexes = (StorageCtrs._fields.index("process_crash_ctr"),
+                       StorageCtrs._fields.index("power_loss_ctr"))
+    else:
+        ctr_indexes = ((Kip966Ctrs._fields.index("data_loss_shutdown_ctr"),) if ctx.variant == KIP966
+                       else (V35Ctrs._fields.index("unclean_shutdown_ctr"),))
 
     def UncleanShutdownHappened(s) -> bool:
-        if s.aux_ctrs[ctr_index] > 0:
-            return True
+        ctrs = s.aux_ctrs
+        for i in ctr_indexes:
+            if ctrs[i] > 0:
+                return True
         for b in s.broker_state:
             if b.status == OFFLINE_DIRTY:
                 return True

@@ -81,19 +81,37 @@ each fix changes the state space, so it must be a new variant, not an edit):
    fence reach quirk 6 (WriteRecordToLeader's SubSeq) at the 4th step, so
    the reference cannot be model-checked with those constants.
 
+Storage variants (beyond the reference; model/kraft/storage.py, recovery.py),
+a refinement of seed 000 section 5 that leaves kip966 / v3_5 untouched:
+- `kip966_storage`, `v3_5_storage`: flushed offsets and a flush policy
+  (FlushPolicy), the HWM checkpoint, three kinds of stop (ControlledShutdown,
+  ProcessCrash, PowerLoss; PowerOutage with CorrelatedPowerLoss) instead of
+  the reference's two shutdowns (quirk 1 fixed: only the unflushed suffix is
+  lost), fencing of a crashed broker as its own later step (quirk 2 fixed
+  for crashes; a controlled shutdown still fences at once), and ghost state
+  for the Unclean Exclusion property. kip966_storage adds unclean recovery
+  (UncleanRecoveryStrategy: balanced | proactive | manual) with
+  GetReplicaLogInfo messages. The state is KraftStorageState: KraftState's 23
+  variables, then 5 more. Quirks 3-18 are kept.
+
 The reference's VIEW (all variables but messages_discard and aux_*) is
 offered as the view "reference"; counts under a view depend on exploration
 order in TLC, so conformance figures are taken without it.
 """
 from __future__ import annotations
 
-from model.kraft.config import KIP966_CONSTANTS, V3_5_CONSTANTS
+from model.kraft.config import (
+    KIP966_CONSTANTS, KIP966_STORAGE_CONSTANTS, V3_5_CONSTANTS, V3_5_STORAGE_CONSTANTS)
 from model.registry import register
 from model.base import ModelDef
 
 
 def build(variant: str, constants: dict):
-    """ModelDef.build: a KraftModel, or ModelConfigError for bad constants."""
+    """ModelDef.build: a KraftModel (StorageModel for the storage variants),
+    or ModelConfigError for bad constants."""
+    if variant.endswith("_storage"):
+        from model.kraft.storage import StorageModel
+        return StorageModel(variant, dict(constants))
     from model.kraft.model import KraftModel
     return KraftModel(variant, dict(constants))
 
@@ -101,6 +119,7 @@ def build(variant: str, constants: dict):
 MODEL = register(ModelDef(
     name="kraft",
     doc="KRaft data replication (one partition), after Vanlightly/kafka-tlaplus",
-    variants={"kip966": KIP966_CONSTANTS, "v3_5": V3_5_CONSTANTS},
+    variants={"kip966": KIP966_CONSTANTS, "v3_5": V3_5_CONSTANTS,
+              "kip966_storage": KIP966_STORAGE_CONSTANTS, "v3_5_storage": V3_5_STORAGE_CONSTANTS},
     build=build,
 ))

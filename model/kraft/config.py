@@ -10,7 +10,7 @@ the actions read these flags instead of being copied per variant.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from model.base import Constant, ModelConfigError
 from model.kraft.mutants import mutant_flags
@@ -46,6 +46,46 @@ V3_5_CONSTANTS = _COMMON_HEAD + (
 )
 
 
+# ---- the storage variants (seed 000, section 5: beyond the reference) ------------
+
+FLUSH_POLICIES = ("every_write", "every_n", "segment_roll", "async")
+RECOVERY_STRATEGIES = ("balanced", "proactive", "manual")
+
+_STORAGE = (
+    Constant("FlushPolicy", str, "async",
+             "when a replica flushes its log: every_write (before the HWM can advance), "
+             "every_n (FlushEveryN appends), segment_roll (a segment of SegmentSize records "
+             "rolls, or a controlled shutdown), async (only the OS: BackgroundFlush)"),
+    Constant("FlushEveryN", int, 1, "FlushPolicy every_n: flush once this many appends are unflushed"),
+    Constant("SegmentSize", int, 1, "FlushPolicy segment_roll: records per log segment"),
+    Constant("ControlledShutdownLimit", int, 0,
+             "controlled shutdowns (flush, write the broker epoch file)"),
+    Constant("ProcessCrashLimit", int, 0,
+             "process crashes (page cache survives: nothing lost, no epoch file)"),
+    Constant("PowerLossLimit", int, 1,
+             "brokers losing their page cache (OS crash / power loss: the log falls back "
+             "to its flushed prefix)"),
+    Constant("CorrelatedPowerLoss", bool, False,
+             "one PowerOutage step may take down several running brokers"),
+)
+_RECOVERY = (
+    Constant("UncleanRecoveryStrategy", str, "balanced",
+             "unclean.recovery.strategy: balanced | proactive | manual"),
+)
+
+# FenceBrokerLimit bounds the fencing of live brokers only (a crashed one's is free)
+_STORAGE_TAIL = (
+    Constant("FenceBrokerLimit", int, 1,
+             "how many times the controller may fence a running broker (a missed heartbeat); "
+             "fencing a crashed broker (its session timing out) is free"),
+) + _COMMON_TAIL[1:]
+KIP966_STORAGE_CONSTANTS = _COMMON_HEAD + _STORAGE + _STORAGE_TAIL + _RECOVERY + (_MUTANTS,)
+V3_5_STORAGE_CONSTANTS = _COMMON_HEAD + _STORAGE + _STORAGE_TAIL + (_MUTANTS,)
+# constants that only mean something under one flush policy
+_POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
+_STR_CHOICES = {"FlushPolicy": FLUSH_POLICIES, "UncleanRecoveryStrategy": RECOVERY_STRATEGIES}
+
+
 @dataclass(frozen=True)
 class Variant:
     """How a protocol version differs; read by the actions (never copied per variant)."""
@@ -70,6 +110,10 @@ class Variant:
     keep_log_ctr: str
     # kip966's NoDataLossShutdown chooses \E is_clean_shutdown \in BOOLEAN
     keep_log_chooses_clean: bool
+    # a storage variant (model/kraft/storage.py): flushed offsets, three kinds of
+    # stop instead of the reference's two shutdowns, fencing as its own step,
+    # unclean recovery (kip966 only), ghost state for Unclean Exclusion
+    storage: bool = False
 
 
 KIP966 = Variant(
@@ -90,9 +134,14 @@ V3_5 = Variant(
     keep_log_chooses_clean=False,
 )
 
+KIP966_STORAGE = replace(KIP966, name="kip966_storage", storage=True)
+V3_5_STORAGE = replace(V3_5, name="v3_5_storage", storage=True, lrs_guard=False)
+
 VARIANTS: dict[str, tuple[Variant, tuple[Constant, ...]]] = {
     "kip966": (KIP966, KIP966_CONSTANTS),
     "v3_5": (V3_5, V3_5_CONSTANTS),
+    "kip966_storage": (KIP966_STORAGE, KIP966_STORAGE_CONSTANTS),
+    "v3_5_storage": (V3_5_STORAGE, V3_5_STORAGE_CONSTANTS),
 }
 
 
@@ -128,6 +177,11 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
                     f"kraft/{variant}: Mutants must be a list of mutant names, got {val!r}")
             mutant_flags(val)  # unknown names -> ModelConfigError listing the known ones
             cfg[c.name] = sorted(set(val))
+        elif c.type is str:  # a choice (storage variants)
+            choices = _STR_CHOICES[c.name]
+            if val not in choices:
+                raise ModelConfigError(
+                    f"kraft/{variant}: {c.name} must be one of {', '.join(map(repr, choices))}, got {val!r}")
         else:  # Values
             if (not isinstance(val, (list, tuple)) or not val
                     or not all(isinstance(x, str) and x for x in val)):
@@ -159,6 +213,15 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if isr < 1:
         raise ModelConfigError(
             f"kraft/{variant}: InitIsrSize must be >= 1 (Init makes broker 1 leader and ISR member)")
+    if v.storage:
+        for name, policy in _POLICY_CONSTANTS.items():
+            if cfg[name] < 1:
+                raise ModelConfigError(f"kraft/{variant}: {name} must be >= 1, got {cfg[name]}")
+            default = next(c.default for c in decls if c.name == name)
+            if cfg[name] != default and cfg["FlushPolicy"] != policy:
+                raise ModelConfigError(
+                    f"kraft/{variant}: {name} applies to FlushPolicy = {policy!r} only "
+                    f"(FlushPolicy is {cfg['FlushPolicy']!r})")
     if not cfg["Mutants"]:  # the reference protocol: its constants, as its .cfg lists them
         del cfg["Mutants"]
     return v, cfg

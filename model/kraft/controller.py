@@ -132,7 +132,8 @@ def process_unclean_broker(k, s, b):
     the ISR and the ELR, whatever MinISR says."""
     md = s.con_partition_metadata
     new_unfenced = s.con_unfenced | {b}
-    options = maybe_update_partition_on_broker_change(k, s, md.isr - {b}, md.elr - {b}, new_unfenced)
+    new_elr = md.elr if k.mutant.keep_unclean_broker_in_elr else md.elr - {b}  # a mutant keeps it
+    options = maybe_update_partition_on_broker_change(k, s, md.isr - {b}, new_elr, new_unfenced)
     return options, new_unfenced
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.kraft.state import ErrorCode, MsgType, PartitionRecord  # noqa: F401  (records sit in FetchResponse)
+from model.kraft.state import ErrorCode, MsgType, PartitionRecord, RecoveryMsgType  # noqa: F401  (records sit in FetchResponse)
 
 CONTROLLER = 0  # the model value Controller
 
@@ -109,6 +109,23 @@ class FetchResponse(NamedTuple):  # ReceiveFetchRequest
     source: int  # the leader
 
 
+class GetReplicaLogInfoRequest(NamedTuple):  # StartUncleanRecovery (storage variants)
+    type: RecoveryMsgType
+    partition_epoch: int  # identifies the recovery (the partition epoch it started at)
+    dest: int    # an asked replica's broker
+    source: int  # CONTROLLER
+
+
+class GetReplicaLogInfoResponse(NamedTuple):  # ReceiveGetReplicaLogInfoRequest
+    type: RecoveryMsgType
+    partition_epoch: int  # echoed
+    broker_epoch: int     # the answering incarnation
+    last_epoch: int       # leader epoch of the replica's last record (0: empty log)
+    leo: int
+    dest: int    # CONTROLLER
+    source: int  # the replica's broker
+
+
 Message = (RegisterBrokerRequest | RegisterBrokerResponse | AlterPartitionRequest
            | AlterPartitionResponse | FetchRequest | FetchResponse)
 
@@ -119,4 +136,9 @@ MESSAGE_CLASSES: dict[MsgType, type] = {
     MsgType.AlterPartitionResponse: AlterPartitionResponse,
     MsgType.FetchRequest: FetchRequest,
     MsgType.FetchResponse: FetchResponse,
+}
+# the storage variants' messages (model_from_plain: RECOVERY_MESSAGE_CLASSES)
+RECOVERY_MESSAGE_CLASSES: dict[RecoveryMsgType, type] = {
+    RecoveryMsgType.GetReplicaLogInfoRequest: GetReplicaLogInfoRequest,
+    RecoveryMsgType.GetReplicaLogInfoResponse: GetReplicaLogInfoResponse,
 }

@@ -15,14 +15,14 @@ from model.kraft import broker, controller, faults, fetch, producer, reassignmen
 from model.kraft.config import resolve
 from model.kraft.mutants import mutant_flags
 from model.kraft.messages import (
-    MESSAGE_CLASSES, AlterPartitionRequest, AlterPartitionResponse, EpochOffset,
+    MESSAGE_CLASSES, RECOVERY_MESSAGE_CLASSES, AlterPartitionRequest, AlterPartitionResponse, EpochOffset,
     FetchRequestPartition, FetchResponsePartition)
 from model.kraft.network import by_type
 from model.kraft.state import (
     INT_MAX, NO_LEADER, VARIABLES, BrokerFetcher, BrokerReg, BrokerState, BrokerStatus,
     ControllerPartitionMetadata, ErrorCode, Kip966Ctrs, KraftState, MsgType, PartitionChangeRecord,
     PartitionData, PartitionFetchState, PartitionRecord, PeerReplicaState, PendingAlterPartition,
-    RecordType, RegStatus, ReplicaPartitionMetadata, Role, V35Ctrs)
+    RecordType, RecoveryMsgType, RegStatus, ReplicaPartitionMetadata, Role, V35Ctrs)
 
 EMPTY = frozenset()
 _MSG_TYPES = tuple(MsgType)
@@ -42,6 +42,36 @@ class KraftModel:
 
     def __init__(self, variant: str, constants: dict):
         flags, cfg = resolve(variant, constants)
+        if flags.storage:
+            raise ValueError(f"KraftModel: {variant} is a storage variant (use model.kraft.storage)")
+        self._setup(variant, flags, cfg)
+        self.lossy_limit = cfg[flags.lossy_limit]
+        self.keep_log_limit = cfg[flags.keep_log_limit]
+        self.avoid_last_replica_standing = cfg.get("AvoidLastReplicaStanding", False)
+
+        # Next, in the reference's order. Each action comes with a necessary
+        # condition of its guard over (broker status, registered, which message
+        # kinds are in flight, which fault budgets are left), so successors()
+        # skips calls that cannot produce anything; the action checks its full
+        # guard itself.
+        R, T, OD = BrokerStatus.RUNNING, MsgType, BrokerStatus.OFFLINE_DIRTY
+        self._install(self._common_actions() + [
+            (flags.lossy_shutdown, faults.lossy_shutdown,
+             lambda st, reg, kinds, bud: st > OD and bud[1]),
+            (flags.keep_log_shutdown, faults.keep_log_shutdown,
+             lambda st, reg, kinds, bud: st > OD and bud[2]),
+            ("ReceiveBrokerRegRequest", controller.receive_broker_reg_request,
+             lambda st, reg, kinds, bud: T.RegisterBrokerRequest in kinds),
+            ("ReceiveAlterPartitionRequest", controller.receive_alter_partition_request,
+             lambda st, reg, kinds, bud: T.AlterPartitionRequest in kinds),
+            ("FenceBroker", controller.fence_broker,
+             lambda st, reg, kinds, bud: bud[0]),
+            ("UnfenceBroker", controller.unfence_broker,
+             lambda st, reg, kinds, bud: st == R),
+        ], ())
+
+    def _setup(self, variant, flags, cfg) -> None:
+        """What every variant shares: constants and shared immutable values."""
         self.variant = variant
         self.variant_flags = flags
         self.constants = cfg
@@ -52,9 +82,6 @@ class KraftModel:
         self.fence_broker_limit = cfg["FenceBrokerLimit"]
         self.leader_shrink_isr_limit = cfg["LeaderShrinkIsrLimit"]
         self.reassignment_limit = cfg["ReassignmentLimit"]
-        self.lossy_limit = cfg[flags.lossy_limit]
-        self.keep_log_limit = cfg[flags.keep_log_limit]
-        self.avoid_last_replica_standing = cfg.get("AvoidLastReplicaStanding", False)
         self.mutant = mutant_flags(cfg.get("Mutants", ()))  # seeded bugs (mutants.py)
 
         # shared immutable values (identity reuse keeps successors cheap)
@@ -67,13 +94,10 @@ class KraftModel:
                                for c in combinations(self.brokers, r)]
         self._subsets_cache: dict[frozenset, list] = {}
 
-        # Next, in the reference's order. Each action comes with a necessary
-        # condition of its guard over (broker status, registered, which message
-        # kinds are in flight, which fault budgets are left), so successors()
-        # skips calls that cannot produce anything; the action checks its full
-        # guard itself.
+    def _common_actions(self) -> list:
+        """Next's broker actions up to WriteRecordToLeader (shared by all variants)."""
         R, T = BrokerStatus.RUNNING, MsgType
-        broker_actions = [
+        return [
             ("BrokerStart", broker.broker_start,
              lambda st, reg, kinds, bud: st <= BrokerStatus.OFFLINE_DIRTY),
             ("ReceiveBrokerRegResponse", broker.receive_broker_reg_response,
@@ -93,30 +117,29 @@ class KraftModel:
              lambda st, reg, kinds, bud: st == R and T.FetchResponse in kinds),
             ("WriteRecordToLeader", producer.write_record_to_leader,
              lambda st, reg, kinds, bud: st == R),
-            (flags.lossy_shutdown, faults.lossy_shutdown,
-             lambda st, reg, kinds, bud: st > BrokerStatus.OFFLINE_DIRTY and bud[1]),
-            (flags.keep_log_shutdown, faults.keep_log_shutdown,
-             lambda st, reg, kinds, bud: st > BrokerStatus.OFFLINE_DIRTY and bud[2]),
-            ("ReceiveBrokerRegRequest", controller.receive_broker_reg_request,
-             lambda st, reg, kinds, bud: T.RegisterBrokerRequest in kinds),
-            ("ReceiveAlterPartitionRequest", controller.receive_alter_partition_request,
-             lambda st, reg, kinds, bud: T.AlterPartitionRequest in kinds),
-            ("FenceBroker", controller.fence_broker,
-             lambda st, reg, kinds, bud: bud[0]),
-            ("UnfenceBroker", controller.unfence_broker,
-             lambda st, reg, kinds, bud: st == R),
         ]
+
+    def _install(self, broker_actions: list, global_actions: tuple) -> None:
+        """The action tables: broker actions (name, fn(k, s, b, mt, out), gate)
+        in Next's order, then PerformPartitionReassignment and `global_actions`
+        (name, fn(k, s, mt, out))."""
         self._gated = tuple((fn, gate) for _, fn, gate in broker_actions)
         self._plans: dict[tuple, tuple] = {}
         broker_actions = [(name, fn) for name, fn, _ in broker_actions]
-        self.action_names = tuple(name for name, _ in broker_actions) + ("PerformPartitionReassignment",)
-        # acts[name][b] is Action(name, (b,)); index 0 unused (reassignment: acts[...][0])
+        global_actions = (("PerformPartitionReassignment", reassignment.perform_partition_reassignment),
+                          ) + tuple(global_actions)
+        self.action_names = (tuple(name for name, _ in broker_actions)
+                             + tuple(name for name, _ in global_actions))
+        # acts[name][b] is Action(name, (b,)); index 0 unused (global actions: acts[...][0])
         self.acts = {name: (None,) + tuple(Action(name, (b,)) for b in self.brokers)
                      for name, _ in broker_actions}
-        self.acts["PerformPartitionReassignment"] = (Action("PerformPartitionReassignment"),)
+        for name, _ in global_actions:
+            self.acts[name] = (Action(name),)
         self._broker_actions = tuple(fn for _, fn in broker_actions)
         self._broker_action_names = tuple(name for name, _ in broker_actions)
         self._reassign = reassignment.perform_partition_reassignment
+        self._global_actions = tuple(fn for _, fn in global_actions[1:])
+        self._global_action_names = tuple(name for name, _ in global_actions)
 
     def __repr__(self) -> str:
         return f"KraftModel({self.variant!r}, {self.constants!r})"
@@ -231,6 +254,11 @@ class KraftModel:
                     fn(self, state, b, mt, [])
                 except EvaluationError:
                     return self.acts[name][b]
+        for name, fn in zip(self._global_action_names[1:], self._global_actions):
+            try:
+                fn(self, state, mt, [])
+            except EvaluationError:
+                return self.acts[name][0]
         return self.acts["PerformPartitionReassignment"][0]
 
     def successors_of(self, state, action: Action) -> list:
@@ -239,12 +267,21 @@ class KraftModel:
         mt = by_type(state.messages)
         if action.name == "PerformPartitionReassignment":
             self._reassign(self, state, mt, out)
+        elif action.name in self._global_action_names:
+            self._global_successors_of(state, action, mt, out)
         else:
             i = self._broker_action_names.index(action.name)
             self._broker_actions[i](self, state, action.params[0], mt, out)
-        return [s for a, s in out]
+        return [s for a, s in out if a == action]
+
+    def _global_successors_of(self, state, action, mt, out) -> None:
+        i = self._global_action_names.index(action.name)
+        self._global_actions[i - 1](self, state, mt, out)
 
     # ---- from_plain ---------------------------------------------------------
+
+    def _ctrs_class(self) -> type:
+        return Kip966Ctrs if self.variant_flags.elr else V35Ctrs
 
     def from_plain(self, values: tuple):
         """Rebuild a state from plain tuples / frozensets / ints (e.g. decoded
@@ -252,7 +289,7 @@ class KraftModel:
         v = list(values)
         f = dict(zip(VARIABLES, v))
         fs = frozenset
-        ctrs_cls = Kip966Ctrs if self.variant_flags.elr else V35Ctrs
+        ctrs_cls = self._ctrs_class()
         return KraftState(
             con_unfenced=fs(f["con_unfenced"]),
             con_broker_reg=tuple(BrokerReg(RegStatus(r[0]), r[1], r[2]) for r in f["con_broker_reg"]),
@@ -325,6 +362,9 @@ def message_from_plain(m):
     """Rebuild a message NamedTuple (or None) from its plain tuple."""
     if m is None:
         return None
+    if m[0] >= len(MsgType):  # a storage variant's GetReplicaLogInfo message
+        t = RecoveryMsgType(m[0])
+        return RECOVERY_MESSAGE_CLASSES[t](t, *m[1:])
     t = MsgType(m[0])
     cls = MESSAGE_CLASSES[t]
     if t == MsgType.AlterPartitionRequest:

@@ -48,6 +48,11 @@ MUTANTS: dict[str, tuple[str, str]] = {
     "skip_partition_epoch_check": (
         "ValidateAlterPartitionRequest: m.partition_epoch = con_partition_metadata.partition_epoch",
         "the controller accepts an AlterPartition request built on a stale partition epoch"),
+    # not a CHECK of the reference: the registration step of seed 000 section 5.2
+    # (the Unclean Exclusion property; specs/mutants/keep_unclean_broker_in_elr.toml)
+    "keep_unclean_broker_in_elr": (
+        "ProcessUncleanBroker: con_partition_metadata.elr \\ {b}",
+        "a broker registering without a broker epoch (an unclean restart) stays in the ELR"),
 }
 
 
@@ -64,6 +69,7 @@ class MutantFlags(NamedTuple):
     skip_fetch_leader_epoch_check: bool = False
     accept_any_broker_epoch: bool = False
     skip_partition_epoch_check: bool = False
+    keep_unclean_broker_in_elr: bool = False
 
 
 NO_MUTANTS = MutantFlags()

@@ -8,7 +8,7 @@ pair (messages, messages_discard); callers put them into the successor state.
 """
 from __future__ import annotations
 
-from model.kraft.state import MsgType
+from model.kraft.state import MsgType, RecoveryMsgType
 
 
 def send(messages: frozenset, m) -> frozenset:
@@ -41,7 +41,7 @@ def previously_sent_witnesses(messages: frozenset, discarded: frozenset, m) -> i
     return (m in messages) + (m in discarded)
 
 
-_N_TYPES = len(MsgType)
+_N_TYPES = len(MsgType) + len(RecoveryMsgType)
 
 
 def by_type(messages: frozenset) -> tuple[list, ...]:

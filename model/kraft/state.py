@@ -45,6 +45,11 @@ class MsgType(IntEnum):
     FetchResponse = 5
 
 
+class RecoveryMsgType(IntEnum):  # kip966_storage only (unclean recovery, seed 000 section 5.3)
+    GetReplicaLogInfoRequest = 6   # numbered after MsgType: a message's type is its bucket
+    GetReplicaLogInfoResponse = 7
+
+
 class ErrorCode(IntEnum):  # None = Nil (no error)
     IneligibleReplica = 0
     FencedLeaderEpoch = 1
@@ -158,6 +163,40 @@ class V35Ctrs(NamedTuple):  # StateSpaceLimitCtrs of v3.5
     reassignment_ctr: int
 
 
+class StorageCtrs(NamedTuple):  # the storage variants' StateSpaceLimitCtrs
+    incarn_ctr: int
+    controlled_shutdown_ctr: int
+    process_crash_ctr: int
+    power_loss_ctr: int
+    fence_broker_ctr: int
+    leader_shrink_isr_ctr: int
+    reassignment_ctr: int
+
+
+class LogInfo(NamedTuple):  # one GetReplicaLogInfo answer, as the controller keeps it
+    broker: int
+    broker_epoch: int  # the answering incarnation (a later one makes the answer stale)
+    last_epoch: int    # leader epoch of the last record (0: empty log)
+    leo: int
+
+
+class UncleanRecovery(NamedTuple):  # con_recovery: an unclean recovery in progress
+    partition_epoch: int  # the partition epoch it started at (changed: stale)
+    asked: frozenset      # brokers sent a GetReplicaLogInfo request
+    answers: frozenset    # of LogInfo
+
+
+class RecoveryReport(NamedTuple):  # ghost_reported: what the controller reported
+    count: int            # unclean recoveries completed (potential data-loss events)
+    lost: frozenset       # committed values the elected replica lacked (ghost knowledge)
+
+
+class Ghost(IntEnum):  # ghost_unclean[b]: Unclean Exclusion bookkeeping (not protocol)
+    TRUSTED = 0           # clean, or caught up with the leader since
+    STOPPED_UNCLEAN = 1   # stopped without a controlled shutdown, not registered since
+    UNCLEAN = 2           # registered again after an unclean stop, not caught up yet
+
+
 # ---- the state -------------------------------------------------------------
 
 class KraftState(NamedTuple):
@@ -197,6 +236,50 @@ class KraftState(NamedTuple):
 VARIABLES: tuple[str, ...] = KraftState._fields
 
 
+class KraftStorageState(NamedTuple):
+    """The storage variants (kip966_storage, v3_5_storage): the 23 variables of
+    KraftState, in the same order, then the storage and recovery ones. The
+    broker epoch file is broker_state[b].broker_epoch of an offline broker
+    (0: absent), as in the reference; the leader-epoch checkpoint is the
+    epochs of the records of the surviving log (each record carries one)."""
+
+    con_unfenced: frozenset
+    con_broker_reg: tuple
+    con_partition_metadata: ControllerPartitionMetadata
+    con_metadata_log: tuple
+    broker_state: tuple
+    broker_fetchers: tuple
+    broker_metadata_log: tuple
+    partition_status: tuple
+    partition_metadata: tuple
+    partition_data: tuple
+    partition_leso: tuple
+    partition_replica_state: tuple
+    partition_pending_ap: tuple
+    messages: frozenset
+    messages_discard: frozenset
+    inv_sent: frozenset
+    inv_pos_acked: frozenset
+    inv_neg_acked: frozenset
+    inv_true_hwm: int
+    inv_consumed: tuple
+    aux_broker_epoch: int
+    aux_ctrs: tuple                  # StorageCtrs
+    aux_flo: tuple
+    # storage (seed 000 section 5)
+    partition_flushed: tuple         # b -> first offset not yet flushed (the recovery point)
+    partition_hwm_checkpoint: tuple  # b -> the HWM last written to the checkpoint file
+    # the controller's unclean recovery (section 5.3)
+    con_recovery: UncleanRecovery | None
+    # ghost state for Unclean Exclusion and data-loss reporting (not protocol)
+    ghost_unclean: tuple             # b -> Ghost
+    ghost_reported: RecoveryReport
+
+
+STORAGE_VARIABLES: tuple[str, ...] = KraftStorageState._fields
+assert STORAGE_VARIABLES[:len(VARIABLES)] == VARIABLES
+
+
 def at(fn: tuple, b: int):
     """fn[b] for a TLA+ function over Brokers = 1..n."""
     return fn[b - 1]
@@ -214,7 +297,8 @@ def except_at(fn: tuple, b: int, value) -> tuple:
 
 # ---- building successor states fast ------------------------------------------
 
-FIELD_INDEX: dict[str, int] = {name: i for i, name in enumerate(VARIABLES)}
+# over the storage layout, whose prefix is KraftState's: one index serves both
+FIELD_INDEX: dict[str, int] = {name: i for i, name in enumerate(STORAGE_VARIABLES)}
 _new_tuple = tuple.__new__
 
 
@@ -225,4 +309,4 @@ def with_changes(state: KraftState, changes: dict) -> KraftState:
     index = FIELD_INDEX
     for name, value in changes.items():
         items[index[name]] = value
-    return _new_tuple(KraftState, items)
+    return _new_tuple(type(state), items)

@@ -18,7 +18,7 @@ def build(variant, **constants):
 
 
 def test_registered_with_both_variants_and_their_constants():
-    assert set(KRAFT.variants) == {"kip966", "v3_5"}
+    assert set(KRAFT.variants) == {"kip966", "v3_5", "kip966_storage", "v3_5_storage"}  # storage: tests/kraft_storage
     kip = [c.name for c in KRAFT.variants["kip966"]]
     v35 = [c.name for c in KRAFT.variants["v3_5"]]
     assert "DataLossShutdownLimit" in kip and "NoDataLossShutdownLimit" in kip

@@ -1,0 +1,134 @@
+"""Recovery properties of the storage variants (kip966_storage, v3_5_storage).
+
+Seed 000 section 5.1.2, the Unclean Exclusion property: "A replica that has
+restarted after an unclean shutdown must be excluded from leadership, the
+ISR and ELR until it has provably caught-up to the leader." Section 5.3.2:
+the controller cannot tell a data-loss-free unclean recovery from a lossy
+one, "therefore the controller must report all unclean recoveries as
+potential data loss events" - and (5.1.2, 5.3.2) data can be lost only when
+MinISR or more replicas lost data, or under proactive recovery.
+
+Both read ghost state the storage model keeps for them (model/kraft/
+storage.py): ghost_unclean[b] (UNCLEAN from the registration that follows an
+unclean stop until the controller's leader accepted a fetch of b at or above
+its HWM, or unclean recovery elected b) and ghost_reported (the unclean
+recoveries reported, and the committed values the elected replica lacked).
+"""
+from __future__ import annotations
+
+from model.kraft.state import NO_LEADER, BrokerStatus, Ghost
+
+from invariants.kraft.common import KIP966, KraftContext, memo_true_by_identity
+
+UNCLEAN = Ghost.UNCLEAN
+RUNNING = BrokerStatus.RUNNING
+
+
+def unclean_exclusion(ctx: KraftContext):
+    """UncleanExclusion: no UNCLEAN broker is the controller's leader or a
+    member of its ISR or (kip966) ELR."""
+    with_elr = ctx.variant == KIP966
+
+    def UncleanExclusion(s) -> bool:
+        ghost = s.ghost_unclean
+        if UNCLEAN not in ghost:
+            return True
+        md = s.con_partition_metadata
+        for i, g in enumerate(ghost):
+            if g == UNCLEAN:
+                b = i + 1
+                if md.leader == b or b in md.isr or (with_elr and b in md.elr):
+                    return False
+        return True
+
+    return memo_true_by_identity(UncleanExclusion, "ghost_unclean", "con_partition_metadata")
+
+
+def lost_values(s) -> frozenset:
+    """Committed values (consumed below the True HWM, or positively acked)
+    that the controller's leader lacks, when it is RUNNING (a loss clients
+    can see: a partition without a leader serves nothing yet)."""
+    acked = s.inv_pos_acked
+    consumed = s.inv_consumed
+    if not acked and not consumed:
+        return frozenset()
+    leader = s.con_partition_metadata.leader
+    if leader == NO_LEADER or s.broker_state[leader - 1].status != RUNNING:
+        return frozenset()
+    committed = acked | frozenset(r.value for r in consumed) if consumed else acked
+    held = {r.value for r in s.partition_data[leader - 1].log}
+    return frozenset(v for v in committed if v not in held)
+
+
+def data_loss_is_reported(ctx: KraftContext):
+    """DataLossIsReported: every committed value the controller's RUNNING
+    leader lacks was reported lost by an unclean recovery (section 5.3.2:
+    every unclean recovery is a potential data-loss event). A value gone
+    from every log while no leader runs is NoCommittedRecordLostGlobally's
+    business: the loss becomes visible (and reported) at the next election."""
+
+    def DataLossIsReported(s) -> bool:
+        if not s.inv_pos_acked and not s.inv_consumed:
+            return True
+        lost = lost_values(s)
+        return not lost or lost <= s.ghost_reported.lost
+
+    return DataLossIsReported
+
+
+def valid_storage_state(ctx: KraftContext):
+    """ValidStorageState (spec-bug catcher): 1 <= flushed offset <= LEO,
+    1 <= HWM checkpoint, ghost values of their type, a recovery's answers
+    come from the brokers it asked."""
+    ghosts = frozenset(Ghost)
+
+    def ValidStorageState(s) -> bool:
+        for d, f, c, g in zip(s.partition_data, s.partition_flushed,
+                              s.partition_hwm_checkpoint, s.ghost_unclean):
+            if not (type(f) is int and 1 <= f <= d.leo) or not (type(c) is int and c >= 1):
+                return False
+            if g not in ghosts:
+                return False
+        rec = s.con_recovery
+        if rec is not None:
+            for a in rec.answers:
+                if a.broker not in rec.asked:
+                    return False
+        return True
+
+    return ValidStorageState
+
+
+# ---- witnesses ------------------------------------------------------------------
+
+def unclean_restart(ctx: KraftContext):
+    """UncleanRestart: a broker registered again after an unclean stop and has
+    not caught up yet (the Unclean Exclusion property has something to check)."""
+
+    def UncleanRestart(s) -> bool:
+        return UNCLEAN in s.ghost_unclean
+
+    return UncleanRestart
+
+
+def unflushed_records(ctx: KraftContext):
+    """UnflushedRecords: a running replica holds records not yet flushed (a
+    power loss would lose them)."""
+
+    def UnflushedRecords(s) -> bool:
+        for bs, d, f in zip(s.broker_state, s.partition_data, s.partition_flushed):
+            if f < d.leo and bs.status == RUNNING:
+                return True
+        return False
+
+    return UnflushedRecords
+
+
+def unclean_recovery_reported(ctx: KraftContext):
+    """UncleanRecoveryReported: an unclean recovery elected a leader (and was
+    reported as a potential data-loss event)."""
+
+    def UncleanRecoveryReported(s) -> bool:
+        return s.ghost_reported.count > 0
+
+    return UncleanRecoveryReported

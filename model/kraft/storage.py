@@ -1,0 +1,460 @@
+"""The storage variants `kip966_storage` and `v3_5_storage`: asynchronous
+storage and recovery, beyond the reference (seed 000, section 5).
+
+The reference simplifies storage: a lossy shutdown loses the whole log,
+nothing is ever flushed, and the controller fences a broker in the same step
+as its shutdown. Here, per replica:
+- a flushed offset (the recovery point: the first offset not yet on disk),
+  moved by the flush policy (FlushPolicy: every_write, every_n, segment_roll,
+  async) and, for async, by the OS (BackgroundFlush);
+- the HWM checkpoint file, written at Kafka's own flushes (the policy's, the
+  controlled shutdown's; with async, the background step stands for
+  Kafka's checkpoint timer too), read back at restart and clamped to the log;
+- the broker epoch file: broker_state[b].broker_epoch of an offline broker
+  (0: absent), as the reference keeps it;
+- the leader-epoch checkpoint: the epochs carried by the surviving records
+  (LastOffsetForEpoch reads them), so it survives exactly as the log does.
+
+Three kinds of stop replace the reference's two shutdowns:
+- ControlledShutdown(b): flush, checkpoint the HWM, write the broker epoch
+  file; the controller is told and fences the broker in the same step (as
+  Kafka's controlled shutdown does: leadership moves before the stop);
+- ProcessCrash(b): the page cache survives (no data lost), no epoch file
+  (the restart is unclean), the HWM comes back from its checkpoint;
+- PowerLoss(b) (OS crash / power loss): the page cache is lost, the log falls
+  back to its flushed prefix, the HWM to min(checkpoint, LEO) - also of a
+  broker whose process crashed before the OS flushed its page cache;
+  PowerOutage(b1, b2, ...) (CorrelatedPowerLoss): several at once.
+After a crash the controller notices only when the broker's session times
+out: FenceBroker(b) of a broker whose registered incarnation is dead is that
+timeout, and costs nothing of FenceBrokerLimit (which bounds fencing running
+brokers). A new incarnation can register only once the old one is fenced
+(ReceiveBrokerRegRequest's guard), so fencing always comes first.
+
+Ghost state (not protocol) for the Unclean Exclusion property (section
+5.1.2): ghost_unclean[b] (Ghost) and ghost_reported (the unclean recoveries
+the controller reported as potential data-loss events, with the committed
+values the elected replica lacked). See invariants/kraft/recovery.py.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+from model.base import Action, EvaluationError
+from model.kraft import controller, fetch, recovery
+from model.kraft.config import resolve
+from model.kraft.controller import FENCED, UNFENCED, handle_broker_fenced
+from model.kraft.fetch import drop_fetch_sessions
+from model.kraft.model import _MSG_TYPES, EMPTY, KraftModel
+from model.kraft.network import by_type
+from model.kraft.replica import LEADER, NO_PENDING_AP, fail_pending_writes
+from model.kraft.state import (
+    INT_MAX, STORAGE_VARIABLES, VARIABLES, BrokerState, BrokerStatus, Ghost, KraftStorageState,
+    LogInfo, MsgType, PartitionData, RecoveryMsgType, RecoveryReport, StorageCtrs, UncleanRecovery, except_at,
+    with_changes)
+
+OFFLINE_CLEAN = BrokerStatus.OFFLINE_CLEAN
+OFFLINE_DIRTY = BrokerStatus.OFFLINE_DIRTY
+RUNNING = BrokerStatus.RUNNING
+TRUSTED, STOPPED_UNCLEAN, UNCLEAN = Ghost.TRUSTED, Ghost.STOPPED_UNCLEAN, Ghost.UNCLEAN
+_REF = len(VARIABLES)
+_KINDS = _MSG_TYPES + tuple(RecoveryMsgType)
+
+
+# ---- flushing ------------------------------------------------------------------
+
+def policy_flush(k, flushed: int, leo: int) -> int:
+    """The flushed offset after an append that made the LEO `leo`."""
+    policy = k.flush_policy
+    if policy == "every_write":  # before the follower's next fetch can move the HWM
+        return leo
+    if policy == "every_n":      # log.flush.interval.messages = N
+        return leo if leo - flushed >= k.flush_every_n else flushed
+    if policy == "segment_roll":  # appending record kS+1 rolls a segment: 1..kS flushed
+        records = leo - 1
+        rolled = ((records - 1) // k.segment_size) * k.segment_size + 1 if records else 1
+        return rolled if rolled > flushed else flushed
+    return flushed               # async: only the OS (BackgroundFlush)
+
+
+def follow_logs(k, s, t):
+    """t, with the flushed offsets (and HWM checkpoints) following the logs
+    that changed from s to t: an append may flush (the policy), a truncation
+    takes the flushed offset down with it."""
+    d0s, d1s = s.partition_data, t.partition_data
+    flushed = ckpt = None
+    for i in range(k.n):
+        d0, d1 = d0s[i], d1s[i]
+        if d0 is d1 or d0.log is d1.log:
+            continue
+        l0, l1 = d0.log, d1.log
+        f = t.partition_flushed[i]
+        n0, n1 = len(l0), len(l1)
+        if n1 > n0 and l1[:n0] == l0:
+            nf = policy_flush(k, f, n1 + 1)
+            if nf != f:
+                flushed = list(flushed or t.partition_flushed)
+                flushed[i] = nf
+                ckpt = list(ckpt or t.partition_hwm_checkpoint)
+                ckpt[i] = d1.hwm
+        else:
+            common = 0
+            for a, b in zip(l0, l1):
+                if a != b:
+                    break
+                common += 1
+            if common + 1 < f:
+                flushed = list(flushed or t.partition_flushed)
+                flushed[i] = common + 1
+    if flushed is None:
+        return t
+    ch = {"partition_flushed": tuple(flushed)}
+    if ckpt is not None:
+        ch["partition_hwm_checkpoint"] = tuple(ckpt)
+    return with_changes(t, ch)
+
+
+def _following_logs(fn):
+    def action(k, s, b, mt, out):
+        start = len(out)
+        fn(k, s, b, mt, out)
+        for j in range(start, len(out)):
+            act, t = out[j]
+            if t.partition_data is not s.partition_data:
+                out[j] = (act, follow_logs(k, s, t))
+    action.__name__ = fn.__name__
+    action.__doc__ = fn.__doc__
+    return action
+
+
+def background_flush(k, s, b, mt, out):
+    """BackgroundFlush(b) (FlushPolicy async): the OS writes dirty pages back;
+    the flushed offset moves to any offset in (flushed, LEO]. It runs whether
+    the Kafka process does or not (a crashed process leaves its page cache to
+    the OS); while the broker runs, Kafka's HWM checkpoint timer fires too."""
+    i = b - 1
+    d = s.partition_data[i]
+    f = s.partition_flushed[i]
+    if f >= d.leo:
+        return
+    act = k.acts["BackgroundFlush"][b]
+    ch = {}
+    if s.broker_state[i].status == RUNNING and s.partition_hwm_checkpoint[i] != d.hwm:
+        ch["partition_hwm_checkpoint"] = except_at(s.partition_hwm_checkpoint, b, d.hwm)
+    for offset in range(f + 1, d.leo + 1):
+        ch["partition_flushed"] = except_at(s.partition_flushed, b, offset)
+        out.append((act, with_changes(s, ch)))
+
+
+# ---- stops -------------------------------------------------------------------------
+
+def _stop(k, s, b, new_bs, data, flushed, ckpt, ghost, ctr_field, fence):
+    """The effect shared by the three stops; returns the list of successors
+    (several only when the controller elects among candidates: fence)."""
+    i = b - 1
+    msgs, disc, fetchers = drop_fetch_sessions(k, s, b)
+    ctrs = s.aux_ctrs
+    ch = {
+        "broker_state": except_at(s.broker_state, b, new_bs),
+        "messages": msgs, "messages_discard": disc, "broker_fetchers": fetchers,
+        "partition_status": except_at(s.partition_status, b, None),
+        "partition_replica_state": except_at(s.partition_replica_state, b, k.blank_replica_row),
+        "partition_pending_ap": except_at(s.partition_pending_ap, b, NO_PENDING_AP),
+        "partition_leso": except_at(s.partition_leso, b, None),  # in memory only
+        "aux_ctrs": ctrs._replace(**{ctr_field: getattr(ctrs, ctr_field) + 1}),
+        "aux_flo": except_at(s.aux_flo, b, INT_MAX),
+        "partition_data": except_at(s.partition_data, b, data),
+        "partition_flushed": except_at(s.partition_flushed, b, flushed),
+        "partition_hwm_checkpoint": except_at(s.partition_hwm_checkpoint, b, ckpt),
+        "ghost_unclean": except_at(s.ghost_unclean, b, ghost),
+    }
+    d = s.partition_data[i]
+    if s.partition_status[i] == LEADER and d.hwm < d.leo:  # FailPendingWritesIfLeader
+        fail_pending_writes(s, b, ch)
+    if not fence:
+        return [with_changes(s, ch)]
+    options, new_unfenced = handle_broker_fenced(k, s, b)
+    reg = s.con_broker_reg[i]
+    ch["con_broker_reg"] = except_at(s.con_broker_reg, b, reg._replace(status=FENCED))
+    ch["con_unfenced"] = new_unfenced
+    out = []
+    for cpm, log in options:
+        ch["con_partition_metadata"] = cpm
+        ch["con_metadata_log"] = log
+        out.append(with_changes(s, ch))
+    return out
+
+
+def controlled_shutdown(k, s, b, mt, out):
+    """ControlledShutdown(b): flush everything, checkpoint the HWM, write the
+    broker epoch file; the controller fences the broker and moves leadership
+    (seed 000 section 5.1.1: the full shutdown sequence)."""
+    if s.aux_ctrs.controlled_shutdown_ctr >= k.controlled_limit:
+        return
+    i = b - 1
+    bs = s.broker_state[i]
+    if bs.status <= OFFLINE_DIRTY:
+        return
+    d = s.partition_data[i]
+    fence = s.con_broker_reg[i].status == UNFENCED
+    act = k.acts["ControlledShutdown"][b]
+    for t in _stop(k, s, b, BrokerState(OFFLINE_CLEAN, bs.broker_epoch, 0, False), d, d.leo, d.hwm,
+                   s.ghost_unclean[i], "controlled_shutdown_ctr", fence):
+        out.append((act, t))
+
+
+def _unclean_ghost(g):
+    # a broker not caught up since an unclean restart stays so; else it is now suspect
+    return g if g == UNCLEAN else STOPPED_UNCLEAN
+
+
+def process_crash(k, s, b, mt, out):
+    """ProcessCrash(b): the Kafka process dies, the OS stays up: the page cache
+    (and so the whole log) survives, but no broker epoch file is written and
+    the HWM comes back from its checkpoint."""
+    if s.aux_ctrs.process_crash_ctr >= k.crash_limit:
+        return
+    i = b - 1
+    if s.broker_state[i].status <= OFFLINE_DIRTY:
+        return
+    d = s.partition_data[i]
+    ckpt = s.partition_hwm_checkpoint[i]
+    data = d if d.hwm == min(ckpt, d.leo) else PartitionData(d.log, min(ckpt, d.leo), d.leo)
+    (t,) = _stop(k, s, b, BrokerState(OFFLINE_DIRTY, 0, 0, False), data, s.partition_flushed[i],
+                 ckpt, _unclean_ghost(s.ghost_unclean[i]), "process_crash_ctr", False)
+    out.append((k.acts["ProcessCrash"][b], t))
+
+
+def _power_loss(k, s, b):
+    i = b - 1
+    d = s.partition_data[i]
+    f = s.partition_flushed[i]
+    ckpt = s.partition_hwm_checkpoint[i]
+    if f == d.leo and d.hwm == min(ckpt, f):
+        data = d
+    else:  # the log falls back to its flushed prefix
+        data = PartitionData(d.log[:f - 1], min(ckpt, f), f)
+    (t,) = _stop(k, s, b, BrokerState(OFFLINE_DIRTY, 0, 0, False), data, f, ckpt,
+                 _unclean_ghost(s.ghost_unclean[i]), "power_loss_ctr", False)
+    return t
+
+
+def power_loss(k, s, b, mt, out):
+    """PowerLoss(b): an OS crash or power loss: the page cache is gone, the log
+    falls back to its flushed prefix (anything from empty to complete), the
+    HWM to its checkpoint clamped to the log; no broker epoch file. A broker
+    whose process crashed (OFFLINE_DIRTY) still has a page cache to lose."""
+    if s.aux_ctrs.power_loss_ctr >= k.power_limit:
+        return
+    i = b - 1
+    status = s.broker_state[i].status
+    if status < OFFLINE_DIRTY:
+        return
+    if status == OFFLINE_DIRTY and s.partition_flushed[i] >= s.partition_data[i].leo:
+        return  # stopped with nothing unflushed (a crashed process's page cache may still be dirty)
+    out.append((k.acts["PowerLoss"][b], _power_loss(k, s, b)))
+
+
+def power_outage(k, s, mt, out):
+    """PowerOutage(b1, b2, ...) (CorrelatedPowerLoss): one outage takes down
+    two or more running brokers at once (a single one is PowerLoss(b)); each
+    counts against PowerLossLimit."""
+    left = k.power_limit - s.aux_ctrs.power_loss_ctr
+    if left < 2:
+        return
+    up = [b for b in k.brokers if s.broker_state[b - 1].status > OFFLINE_DIRTY]
+    for r in range(2, min(left, len(up)) + 1):
+        for group in combinations(up, r):
+            t = s
+            for b in group:
+                t = _power_loss(k, t, b)
+            out.append((Action("PowerOutage", group), t))
+
+
+# ---- the controller (storage variants) ---------------------------------------------
+
+def fence_broker(k, s, b, mt, out):
+    """FenceBroker(b): the controller fences an unfenced broker. A running
+    broker's fencing (a missed heartbeat) counts against FenceBrokerLimit; a
+    dead incarnation's (its session timing out after a crash) is free."""
+    i = b - 1
+    reg = s.con_broker_reg[i]
+    if reg.status != UNFENCED:
+        return
+    ctrs = s.aux_ctrs
+    if s.broker_state[i].incarnation_id == reg.incarnation_id:  # the registered incarnation lives
+        if ctrs.fence_broker_ctr >= k.fence_broker_limit:
+            return
+        ctrs = ctrs._replace(fence_broker_ctr=ctrs.fence_broker_ctr + 1)
+    act = k.acts["FenceBroker"][b]
+    options, new_unfenced = handle_broker_fenced(k, s, b)
+    new_reg = except_at(s.con_broker_reg, b, reg._replace(status=FENCED))
+    for cpm, log in options:
+        out.append((act, with_changes(s, dict(con_unfenced=new_unfenced, con_broker_reg=new_reg,
+                                              con_partition_metadata=cpm, con_metadata_log=log,
+                                              aux_ctrs=ctrs))))
+
+
+def receive_broker_reg_request(k, s, b, mt, out):
+    """ReceiveBrokerRegRequest(b), plus the ghost: registering the live
+    incarnation of a broker that stopped uncleanly makes it UNCLEAN (suspect
+    until it catches up with the leader)."""
+    start = len(out)
+    controller.receive_broker_reg_request(k, s, b, mt, out)
+    i = b - 1
+    if s.ghost_unclean[i] != STOPPED_UNCLEAN:
+        return
+    ghost = except_at(s.ghost_unclean, b, UNCLEAN)
+    for j in range(start, len(out)):
+        act, t = out[j]
+        if t.con_broker_reg[i].incarnation_id == t.broker_state[i].incarnation_id:
+            out[j] = (act, with_changes(t, {"ghost_unclean": ghost}))
+
+
+def receive_fetch_request(k, s, b, mt, out):
+    """ReceiveFetchRequest(b), plus the ghost: an UNCLEAN follower has provably
+    caught up when the controller's current leader accepts its fetch (from its
+    live incarnation) at an offset at or above the leader's HWM and leader
+    epoch start offset - what the leader needs to add it to the ISR."""
+    start = len(out)
+    fetch.receive_fetch_request(k, s, b, mt, out)
+    if UNCLEAN not in s.ghost_unclean:
+        return
+    i = b - 1
+    row0 = s.partition_replica_state[i]
+    for j in range(start, len(out)):
+        act, t = out[j]
+        row1 = t.partition_replica_state[i]
+        if row1 is row0:
+            continue
+        cmd = t.con_partition_metadata
+        if cmd.leader != b or t.partition_metadata[i].leader_epoch != cmd.leader_epoch:
+            continue
+        d = t.partition_data[i]
+        leso = t.partition_leso[i]
+        for f in range(k.n):
+            p = row1[f]
+            if (p is not row0[f] and t.ghost_unclean[f] == UNCLEAN
+                    and p.broker_epoch == t.broker_state[f].broker_epoch
+                    and p.leo >= d.hwm and (leso is None or p.leo >= leso)):
+                out[j] = (act, with_changes(t, {"ghost_unclean": except_at(t.ghost_unclean, f + 1,
+                                                                           TRUSTED)}))
+
+
+# ---- the model ------------------------------------------------------------------------
+
+class StorageModel(KraftModel):
+    """kip966_storage / v3_5_storage: the reference's Next with the storage
+    refinement (see the module docstring)."""
+
+    variables = STORAGE_VARIABLES
+    views = {"reference": tuple(v for v in STORAGE_VARIABLES
+                                if v != "messages_discard" and not v.startswith("aux_"))}
+
+    def __init__(self, variant: str, constants: dict):
+        flags, cfg = resolve(variant, constants)
+        if not flags.storage:
+            raise ValueError(f"StorageModel: {variant} is not a storage variant")
+        self._setup(variant, flags, cfg)
+        self.flush_policy = cfg["FlushPolicy"]
+        self.flush_every_n = cfg["FlushEveryN"]
+        self.segment_size = cfg["SegmentSize"]
+        self.controlled_limit = cfg["ControlledShutdownLimit"]
+        self.crash_limit = cfg["ProcessCrashLimit"]
+        self.power_limit = cfg["PowerLossLimit"]
+        self.correlated = cfg["CorrelatedPowerLoss"]
+        self.strategy = cfg.get("UncleanRecoveryStrategy")  # None: v3_5_storage (none)
+
+        R, T, RT, OD = RUNNING, MsgType, RecoveryMsgType, OFFLINE_DIRTY
+        actions = self._common_actions()
+        follow = {"ReceiveMetadataUpdate", "ReceiveFetchResponse", "WriteRecordToLeader"}
+        actions = [(name, _following_logs(fn) if name in follow else fn, gate)
+                   for name, fn, gate in actions]
+        actions = [(name, receive_fetch_request if name == "ReceiveFetchRequest" else fn, gate)
+                   for name, fn, gate in actions]
+        actions += [
+            ("ControlledShutdown", controlled_shutdown, lambda st, reg, kinds, bud: st > OD and bud[1]),
+            ("ProcessCrash", process_crash, lambda st, reg, kinds, bud: st > OD and bud[2]),
+            ("PowerLoss", power_loss, lambda st, reg, kinds, bud: st >= OD and bud[3]),
+        ]
+        if self.flush_policy == "async":
+            actions.append(("BackgroundFlush", background_flush, lambda st, reg, kinds, bud: True))
+        actions += [
+            ("ReceiveBrokerRegRequest", receive_broker_reg_request,
+             lambda st, reg, kinds, bud: T.RegisterBrokerRequest in kinds),
+            ("ReceiveAlterPartitionRequest", controller.receive_alter_partition_request,
+             lambda st, reg, kinds, bud: T.AlterPartitionRequest in kinds),
+            ("FenceBroker", fence_broker, lambda st, reg, kinds, bud: bud[0] or st != R),
+            ("UnfenceBroker", controller.unfence_broker, lambda st, reg, kinds, bud: st == R),
+        ]
+        globals_ = []
+        if self.correlated:
+            globals_.append(("PowerOutage", power_outage))
+        if self.strategy in ("balanced", "proactive"):
+            actions += [
+                ("ReceiveGetReplicaLogInfoRequest", recovery.receive_get_replica_log_info_request,
+                 lambda st, reg, kinds, bud: st == R and RT.GetReplicaLogInfoRequest in kinds),
+                ("ReceiveGetReplicaLogInfoResponse", recovery.receive_get_replica_log_info_response,
+                 lambda st, reg, kinds, bud: RT.GetReplicaLogInfoResponse in kinds),
+            ]
+            globals_ += [("StartUncleanRecovery", recovery.start_unclean_recovery),
+                         ("CompleteUncleanRecovery", recovery.complete_unclean_recovery)]
+        self._install(actions, tuple(globals_))
+        self.initial_ghost = (TRUSTED,) * self.n
+
+    def __repr__(self) -> str:
+        return f"StorageModel({self.variant!r}, {self.constants!r})"
+
+    def _ctrs_class(self) -> type:
+        return StorageCtrs
+
+    def init_states(self) -> list:
+        """The reference's Init, every log empty and flushed, no recovery."""
+        (ref,) = KraftModel.init_states(self)
+        n = self.n
+        items = list(ref)
+        items[VARIABLES.index("aux_ctrs")] = StorageCtrs(n + 1, 0, 0, 0, 0, 0, 0)
+        return [KraftStorageState(*items, partition_flushed=(1,) * n,
+                                  partition_hwm_checkpoint=(1,) * n, con_recovery=None,
+                                  ghost_unclean=self.initial_ghost,
+                                  ghost_reported=RecoveryReport(0, EMPTY))]
+
+    def successors(self, state) -> list:
+        out: list = []
+        mt = by_type(state.messages)
+        kinds = frozenset(t for t in _KINDS if mt[t])
+        ctrs = state.aux_ctrs
+        budgets = (ctrs.fence_broker_ctr < self.fence_broker_limit,
+                   ctrs.controlled_shutdown_ctr < self.controlled_limit,
+                   ctrs.process_crash_ctr < self.crash_limit,
+                   ctrs.power_loss_ctr < self.power_limit)
+        plans = self._plans
+        try:
+            for b, bs in zip(self.brokers, state.broker_state):
+                key = (bs.status, bs.registered, kinds, budgets)
+                plan = plans.get(key)
+                if plan is None:
+                    plan = plans[key] = self._plan(key)
+                for fn in plan:
+                    fn(self, state, b, mt, out)
+            self._reassign(self, state, mt, out)
+            for fn in self._global_actions:
+                fn(self, state, mt, out)
+        except EvaluationError as e:
+            if e.action is not None:
+                raise
+            act = self._current_action(state, mt)
+            raise EvaluationError(f"{act}: {e}", act, state) from None
+        return out
+
+    def from_plain(self, values: tuple):
+        base = KraftModel.from_plain(self, tuple(values[:_REF]))
+        flushed, ckpt, rec, ghost, reported = values[_REF:]
+        if rec is not None:
+            rec = UncleanRecovery(rec[0], frozenset(rec[1]),
+                                  frozenset(LogInfo(*a) for a in rec[2]))
+        return KraftStorageState(*base, partition_flushed=tuple(flushed),
+                                 partition_hwm_checkpoint=tuple(ckpt), con_recovery=rec,
+                                 ghost_unclean=tuple(Ghost(g) for g in ghost),
+                                 ghost_reported=RecoveryReport(reported[0], frozenset(reported[1])))
+

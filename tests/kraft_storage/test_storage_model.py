@@ -1,0 +1,324 @@
+"""The storage variants (kip966_storage, v3_5_storage): flushing, the three
+kinds of stop, fencing after a crash, restart, unclean recovery, the ghost
+state of Unclean Exclusion, and bad constants.
+
+Each test drives the model from its initial state with named actions and
+checks what seed 000 (section 5) says the step does.
+"""
+from __future__ import annotations
+
+import pytest
+
+from checker.engine import CheckOptions, check
+from checker.registry import build as build_checked
+from model.base import Action, ModelConfigError
+from model.registry import MODELS
+from model.kraft.state import (
+    NO_LEADER, VARIABLES, BrokerStatus, Ghost, KraftState, KraftStorageState, RecoveryMsgType,
+    RegStatus)
+
+KRAFT = MODELS["kraft"]
+B2 = dict(BrokerCount=2, InitReplicationFactor=2, Values=["A"], MinISR=2, InitIsrSize=2,
+          FenceBrokerLimit=0, LeaderShrinkIsrLimit=0, ReassignmentLimit=0,
+          ControlledShutdownLimit=0, ProcessCrashLimit=0, PowerLossLimit=2)
+
+
+def model(variant="kip966_storage", **overrides):
+    return KRAFT.build(variant, {**B2, **overrides})
+
+
+def succ(m, s, name, *params):
+    return m.successors_of(s, Action(name, tuple(params)))
+
+
+def step(m, s, name, *params, pick=None):
+    out = succ(m, s, name, *params)
+    if pick is None:
+        assert len(out) == 1, f"{name}{params}: {len(out)} successors"
+        return out[0]
+    return out[pick]
+
+
+def run(m, s, *steps):
+    for st in steps:
+        s = step(m, s, *st)
+    return s
+
+
+COMMIT_A = (("WriteRecordToLeader", 1), ("SendFetchRequest", 2), ("ReceiveFetchRequest", 1),
+            ("ReceiveFetchResponse", 2), ("SendFetchRequest", 2), ("ReceiveFetchRequest", 1))
+
+
+def committed(m):
+    """A written by leader 1, replicated to 2 and acknowledged (HWM 2)."""
+    s = run(m, m.init_states()[0], *COMMIT_A)
+    assert s.inv_pos_acked == {"A"} and s.partition_data[0].hwm == 2
+    return s
+
+
+# ---- layout: the reference variants are untouched ------------------------------------
+
+def test_reference_variants_keep_their_23_variables():
+    for variant in ("kip966", "v3_5"):
+        m = KRAFT.build(variant, {})
+        (s,) = m.init_states()
+        assert type(s) is KraftState and len(s) == 23 and m.variables == VARIABLES
+
+
+def test_storage_state_extends_the_reference_layout():
+    m = model()
+    (s,) = m.init_states()
+    assert type(s) is KraftStorageState and m.variables == KraftStorageState._fields
+    assert KraftStorageState._fields[:23] == VARIABLES
+    assert s.partition_flushed == (1, 1) and s.partition_hwm_checkpoint == (1, 1)
+    assert s.con_recovery is None and s.ghost_unclean == (Ghost.TRUSTED,) * 2
+    # the storage variants' successors keep the storage layout
+    for _, t in m.successors(s):
+        assert type(t) is KraftStorageState
+
+
+# ---- flush policies ----------------------------------------------------------------
+
+def test_async_flushes_only_in_background_steps():
+    m = model(FlushPolicy="async", Values=["A", "B"], MinISR=1)
+    s = step(m, m.init_states()[0], "WriteRecordToLeader", 1, pick=0)
+    assert s.partition_data[0].leo == 2 and s.partition_flushed[0] == 1
+    s = step(m, s, "WriteRecordToLeader", 1, pick=0)
+    assert s.partition_data[0].leo == 3 and s.partition_flushed[0] == 1
+    # the OS may flush up to any offset in (flushed, LEO]
+    assert [t.partition_flushed[0] for t in succ(m, s, "BackgroundFlush", 1)] == [2, 3]
+
+
+@pytest.mark.parametrize("policy, extra, after_one, after_two", [
+    ("every_write", {}, 2, 3),
+    ("every_n", {"FlushEveryN": 2}, 1, 3),
+    ("segment_roll", {"SegmentSize": 1}, 1, 2),  # the 2nd append rolls the 1st segment
+])
+def test_policy_flushes_on_append(policy, extra, after_one, after_two):
+    m = model(FlushPolicy=policy, Values=["A", "B"], MinISR=1, **extra)
+    assert "BackgroundFlush" not in m.action_names
+    s = step(m, m.init_states()[0], "WriteRecordToLeader", 1, pick=0)
+    assert s.partition_flushed[0] == after_one
+    s = step(m, s, "WriteRecordToLeader", 1, pick=0)
+    assert s.partition_flushed[0] == after_two
+
+
+def test_follower_appends_follow_the_policy_and_truncation_lowers_the_flushed_offset():
+    m = model(FlushPolicy="every_write")
+    s = committed(m)
+    assert s.partition_flushed == (2, 2)
+    assert s.partition_hwm_checkpoint[1] == 1  # written at the follower's flush, HWM was 1 then
+
+
+# ---- the three stops ---------------------------------------------------------------
+
+def test_power_loss_keeps_the_flushed_prefix_and_clamps_the_hwm():
+    m = model(FlushPolicy="async")
+    s = committed(m)
+    lost = step(m, s, "PowerLoss", 2)
+    assert lost.partition_data[1].log == () and lost.partition_data[1].leo == 1
+    assert lost.broker_state[1].status == BrokerStatus.OFFLINE_DIRTY
+    assert lost.broker_state[1].broker_epoch == 0  # no broker epoch file
+    assert lost.ghost_unclean[1] == Ghost.STOPPED_UNCLEAN
+    # the controller has not noticed yet: still registered, unfenced, in the ISR
+    assert lost.con_broker_reg[1].status == RegStatus.UNFENCED and 2 in lost.con_partition_metadata.isr
+    flushed = step(m, s, "BackgroundFlush", 2)
+    kept = step(m, flushed, "PowerLoss", 2)
+    assert [r.value for r in kept.partition_data[1].log] == ["A"]
+    assert kept.partition_data[1].hwm == 1  # the checkpoint said 1 (the follower's HWM then)
+
+
+def test_process_crash_keeps_the_log_but_writes_no_epoch_file():
+    m = model(ProcessCrashLimit=1)
+    s = committed(m)
+    t = step(m, s, "ProcessCrash", 1)
+    assert t.partition_data[0].log == s.partition_data[0].log
+    assert t.partition_data[0].hwm == 1  # from the checkpoint, never written (async)
+    assert t.broker_state[0].broker_epoch == 0 and t.ghost_unclean[0] == Ghost.STOPPED_UNCLEAN
+    assert t.aux_ctrs.process_crash_ctr == 1
+    # the OS is still up: its page cache may be flushed, or lost to a power loss
+    lost = step(m, t, "PowerLoss", 1)
+    assert lost.partition_data[0].log == () and lost.ghost_unclean[0] == Ghost.STOPPED_UNCLEAN
+    flushed = step(m, t, "BackgroundFlush", 1)
+    assert not succ(m, flushed, "PowerLoss", 1)  # nothing left to lose
+
+
+def test_controlled_shutdown_flushes_writes_the_epoch_file_and_is_fenced():
+    m = model(ControlledShutdownLimit=1)
+    s = committed(m)
+    (t,) = succ(m, s, "ControlledShutdown", 1)
+    assert t.partition_flushed[0] == t.partition_data[0].leo == 2
+    assert t.partition_hwm_checkpoint[0] == 2
+    assert t.broker_state[0].status == BrokerStatus.OFFLINE_CLEAN
+    assert t.broker_state[0].broker_epoch == s.broker_state[0].broker_epoch  # the epoch file
+    assert t.con_broker_reg[0].status == RegStatus.FENCED
+    assert t.con_partition_metadata.leader == 2 and t.ghost_unclean[0] == Ghost.TRUSTED
+
+
+def test_correlated_power_outage_takes_down_several_brokers_in_one_step():
+    m = model(CorrelatedPowerLoss=True)
+    assert "PowerOutage" in m.action_names
+    s = committed(m)
+    (t,) = succ(m, s, "PowerOutage", 1, 2)
+    assert all(d.log == () for d in t.partition_data) and t.aux_ctrs.power_loss_ctr == 2
+    assert not succ(m, t, "PowerOutage", 1, 2)
+    assert not succ(model(PowerLossLimit=1, CorrelatedPowerLoss=True), s, "PowerOutage", 1, 2)
+
+
+# ---- fencing and restart ------------------------------------------------------------
+
+def test_a_crashed_broker_registers_only_after_its_session_is_fenced_for_free():
+    m = model(FenceBrokerLimit=0)
+    s = committed(m)
+    s = run(m, s, ("PowerLoss", 2), ("BrokerStart", 2))
+    assert not succ(m, s, "ReceiveBrokerRegRequest", 2)  # the old incarnation is still registered
+    s = step(m, s, "FenceBroker", 2)  # the dead session times out: free
+    assert s.aux_ctrs.fence_broker_ctr == 0
+    md = s.con_partition_metadata
+    assert md.isr == {1} and md.elr == {2}  # case A: below MinISR the ELR keeps it
+    s = step(m, s, "ReceiveBrokerRegRequest", 2)  # no epoch file: unclean
+    md = s.con_partition_metadata
+    assert md.elr == frozenset() and s.ghost_unclean[1] == Ghost.UNCLEAN
+    # a running broker's fence still needs the budget
+    assert not succ(m, s, "FenceBroker", 1)
+
+
+def test_unclean_replica_is_trusted_again_once_the_leader_sees_it_caught_up():
+    m = model(FlushPolicy="async")
+    s = committed(m)
+    s = run(m, s, ("PowerLoss", 2), ("FenceBroker", 2), ("BrokerStart", 2),
+            ("ReceiveBrokerRegRequest", 2), ("ReceiveBrokerRegResponse", 2))
+    s = step(m, s, "ReceiveMetadataUpdate", 2, pick=-1)  # up to the last metadata record
+    assert s.partition_status[1] is not None
+    assert s.ghost_unclean[1] == Ghost.UNCLEAN and s.partition_data[1].log == ()
+    s = run(m, s, ("SendFetchRequest", 2), ("ReceiveFetchRequest", 1))
+    assert s.ghost_unclean[1] == Ghost.UNCLEAN  # fetched at offset 1 < HWM 2
+    s = run(m, s, ("ReceiveFetchResponse", 2), ("SendFetchRequest", 2), ("ReceiveFetchRequest", 1))
+    assert s.ghost_unclean[1] == Ghost.TRUSTED  # fetched at offset 2 >= the leader's HWM
+
+
+# ---- unclean recovery ----------------------------------------------------------------
+
+def outage_and_restarts(m):
+    """Seed 000 5.3.3 on two brokers: A committed on both, only broker 2
+    flushed it; a power outage; the controller fences 1 (electing 2), then 2
+    (no leader, ELR {1, 2}); both restart without an epoch file."""
+    s = committed(m)
+    s = run(m, s, ("BackgroundFlush", 2), ("PowerLoss", 1), ("PowerLoss", 2), ("FenceBroker", 1))
+    assert s.con_partition_metadata.leader == 2
+    s = step(m, s, "FenceBroker", 2)
+    md = s.con_partition_metadata
+    assert md.leader == NO_LEADER and md.isr == frozenset() and md.elr == {1, 2}
+    s = run(m, s, ("BrokerStart", 1), ("ReceiveBrokerRegRequest", 1), ("BrokerStart", 2),
+            ("ReceiveBrokerRegRequest", 2), ("ReceiveBrokerRegResponse", 1),
+            ("ReceiveBrokerRegResponse", 2))
+    md = s.con_partition_metadata
+    assert md.elr == frozenset() and md.last_known_elr == {1, 2}
+    return s
+
+
+def test_balanced_recovery_elects_the_best_log_and_reports_it():
+    m = model(UncleanRecoveryStrategy="balanced")
+    s = step(m, outage_and_restarts(m), "StartUncleanRecovery")
+    asks = sorted(x.dest for x in s.messages if x.type == RecoveryMsgType.GetReplicaLogInfoRequest)
+    assert asks == [1, 2] and s.con_recovery.asked == {1, 2}
+    s = run(m, s, ("ReceiveGetReplicaLogInfoRequest", 1), ("ReceiveGetReplicaLogInfoRequest", 2),
+            ("ReceiveGetReplicaLogInfoResponse", 1))
+    assert not succ(m, s, "CompleteUncleanRecovery")  # balanced waits for every answer
+    s = run(m, s, ("ReceiveGetReplicaLogInfoResponse", 2), ("CompleteUncleanRecovery",))
+    md = s.con_partition_metadata
+    assert md.leader == 2 and md.isr == {2} and s.con_recovery is None
+    assert s.ghost_reported.count == 1 and s.ghost_reported.lost == frozenset()  # no loss here
+    assert s.ghost_unclean == (Ghost.UNCLEAN, Ghost.TRUSTED)
+
+
+def test_proactive_recovery_may_elect_from_a_subset_and_reports_the_loss():
+    m = model(UncleanRecoveryStrategy="proactive")
+    s = step(m, outage_and_restarts(m), "StartUncleanRecovery")
+    s = run(m, s, ("ReceiveGetReplicaLogInfoRequest", 1), ("ReceiveGetReplicaLogInfoResponse", 1),
+            ("CompleteUncleanRecovery",))
+    assert s.con_partition_metadata.leader == 1 and s.ghost_reported.lost == {"A"}
+
+
+def test_manual_recovery_never_elects():
+    m = model(UncleanRecoveryStrategy="manual")
+    assert not {"StartUncleanRecovery", "CompleteUncleanRecovery"} & set(m.action_names)
+    s = outage_and_restarts(m)
+    assert all(a.name not in ("StartUncleanRecovery", "CompleteUncleanRecovery")
+               for a, _ in m.successors(s))
+
+
+def test_storage_states_survive_the_canonical_encoding():
+    encoding = pytest.importorskip("checker.encoding")
+    m = model(UncleanRecoveryStrategy="balanced")
+    s = step(m, outage_and_restarts(m), "StartUncleanRecovery")
+    s = run(m, s, ("ReceiveGetReplicaLogInfoRequest", 1), ("ReceiveGetReplicaLogInfoResponse", 1),
+            ("ReceiveGetReplicaLogInfoRequest", 2))
+    for t in (s, step(m, s, "ReceiveGetReplicaLogInfoResponse", 2)):
+        plain = encoding.decode_state(encoding.parts_to_bytes(encoding.encode_state(t)))
+        back = m.from_plain(plain)
+        assert back == t and type(back) is KraftStorageState
+
+
+# ---- properties ----------------------------------------------------------------------
+
+def test_storage_properties_are_registered_for_the_storage_variants_only():
+    _, props = build_checked("kraft", "kip966_storage", {**B2})
+    names = [p.name for p in props]
+    assert {"UncleanExclusion", "DataLossIsReported", "ValidStorageState",
+            "LeaderCompletenessProperty", "UncleanRecoveryReported"} <= set(names)
+    assert names.index("UncleanExclusion") > names.index("ValidControllerIsrAndElr")
+    _, ref = build_checked("kraft", "kip966", {})
+    assert "UncleanExclusion" not in {p.name for p in ref}
+    _, manual = build_checked("kraft", "kip966_storage", {**B2, "UncleanRecoveryStrategy": "manual"})
+    assert "UncleanRecoveryReported" not in {p.name for p in manual}
+
+
+def test_unclean_exclusion_flags_an_unclean_elr_member():
+    m, props = build_checked("kraft", "kip966_storage", {**B2})
+    (ue,) = [p for p in props if p.name == "UncleanExclusion"]
+    s = run(m, committed(m), ("PowerLoss", 2), ("FenceBroker", 2), ("BrokerStart", 2),
+            ("ReceiveBrokerRegRequest", 2))
+    assert ue.predicate(s)
+    forged = s._replace(con_partition_metadata=s.con_partition_metadata._replace(elr=frozenset({2})))
+    assert not ue.predicate(forged)
+
+
+def test_data_loss_is_reported_flags_an_unreported_loss_only():
+    m, props = build_checked("kraft", "kip966_storage", {**B2, "UncleanRecoveryStrategy": "proactive"})
+    (dl,) = [p for p in props if p.name == "DataLossIsReported"]
+    s = step(m, outage_and_restarts(m), "StartUncleanRecovery")
+    s = run(m, s, ("ReceiveGetReplicaLogInfoRequest", 1), ("ReceiveGetReplicaLogInfoResponse", 1),
+            ("CompleteUncleanRecovery",))
+    assert dl.predicate(s)  # leader 1 lacks A, and the recovery reported it
+    assert not dl.predicate(s._replace(ghost_reported=s.ghost_reported._replace(lost=frozenset())))
+
+
+def test_the_seeded_bug_is_caught_by_unclean_exclusion():
+    m, props = build_checked("kraft", "kip966_storage",
+                             {**B2, "PowerLossLimit": 0, "ProcessCrashLimit": 1,
+                              "Mutants": ["keep_unclean_broker_in_elr"]})
+    r = check(m, props, CheckOptions(max_depth=6, stop_on_violation=True))
+    assert r.violated == ["UncleanExclusion"] and r.violations[0].depth == 4
+    clean, props = build_checked("kraft", "kip966_storage",
+                                 {**B2, "PowerLossLimit": 0, "ProcessCrashLimit": 1})
+    assert check(clean, props, CheckOptions(max_depth=6)).outcome == "pass"
+
+
+# ---- bad constants ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("variant, constants, named", [
+    ("kip966_storage", {"FlushPolicy": "sometimes"}, "FlushPolicy"),
+    ("kip966_storage", {"FlushPolicy": "every_n", "FlushEveryN": 0}, "FlushEveryN"),
+    ("kip966_storage", {"FlushEveryN": 3}, "FlushEveryN"),  # policy async
+    ("kip966_storage", {"SegmentSize": 2, "FlushPolicy": "every_write"}, "SegmentSize"),
+    ("kip966_storage", {"UncleanRecoveryStrategy": "eager"}, "UncleanRecoveryStrategy"),
+    ("kip966_storage", {"CorrelatedPowerLoss": 1}, "CorrelatedPowerLoss"),
+    ("kip966_storage", {"PowerLossLimit": -1}, "PowerLossLimit"),
+    ("kip966_storage", {"DataLossShutdownLimit": 1}, "DataLossShutdownLimit"),  # the reference's
+    ("v3_5_storage", {"UncleanRecoveryStrategy": "balanced"}, "UncleanRecoveryStrategy"),
+])
+def test_bad_constants_are_one_line_errors_naming_the_constant(variant, constants, named):
+    with pytest.raises(ModelConfigError) as err:
+        KRAFT.build(variant, constants)
+    assert named in str(err.value) and "\n" not in str(err.value)
