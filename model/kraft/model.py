@@ -216,15 +216,21 @@ class KraftModel:
 
     # ---- Next ---------------------------------------------------------------
 
+    # message kinds the action gates look at (the storage variants add theirs)
+    _msg_kinds = _MSG_TYPES
+
+    def _budgets(self, ctrs) -> tuple:
+        """Which fault budgets are left, as the action gates read them."""
+        flags = self.variant_flags
+        return (ctrs.fence_broker_ctr < self.fence_broker_limit,
+                getattr(ctrs, flags.lossy_ctr) < self.lossy_limit,
+                getattr(ctrs, flags.keep_log_ctr) < self.keep_log_limit)
+
     def successors(self, state) -> list:
         out: list = []
         mt = by_type(state.messages)
-        kinds = frozenset(t for t in _MSG_TYPES if mt[t])
-        ctrs = state.aux_ctrs
-        flags = self.variant_flags
-        budgets = (ctrs.fence_broker_ctr < self.fence_broker_limit,
-                   getattr(ctrs, flags.lossy_ctr) < self.lossy_limit,
-                   getattr(ctrs, flags.keep_log_ctr) < self.keep_log_limit)
+        kinds = frozenset(t for t in self._msg_kinds if mt[t])
+        budgets = self._budgets(state.aux_ctrs)
         plans = self._plans
         try:
             for b, bs in zip(self.brokers, state.broker_state):
@@ -235,6 +241,8 @@ class KraftModel:
                 for fn in plan:
                     fn(self, state, b, mt, out)
             self._reassign(self, state, mt, out)
+            for fn in self._global_actions:
+                fn(self, state, mt, out)
         except EvaluationError as e:
             if e.action is not None:
                 raise

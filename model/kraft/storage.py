@@ -40,13 +40,12 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from model.base import Action, EvaluationError
+from model.base import Action
 from model.kraft import controller, fetch, recovery
 from model.kraft.config import resolve
 from model.kraft.controller import FENCED, UNFENCED, handle_broker_fenced
 from model.kraft.fetch import drop_fetch_sessions
 from model.kraft.model import _MSG_TYPES, EMPTY, KraftModel
-from model.kraft.network import by_type
 from model.kraft.replica import LEADER, NO_PENDING_AP, fail_pending_writes
 from model.kraft.state import (
     INT_MAX, STORAGE_VARIABLES, VARIABLES, BrokerState, BrokerStatus, Ghost, KraftStorageState,
@@ -419,33 +418,13 @@ class StorageModel(KraftModel):
                                   ghost_unclean=self.initial_ghost,
                                   ghost_reported=RecoveryReport(0, EMPTY))]
 
-    def successors(self, state) -> list:
-        out: list = []
-        mt = by_type(state.messages)
-        kinds = frozenset(t for t in _KINDS if mt[t])
-        ctrs = state.aux_ctrs
-        budgets = (ctrs.fence_broker_ctr < self.fence_broker_limit,
-                   ctrs.controlled_shutdown_ctr < self.controlled_limit,
-                   ctrs.process_crash_ctr < self.crash_limit,
-                   ctrs.power_loss_ctr < self.power_limit)
-        plans = self._plans
-        try:
-            for b, bs in zip(self.brokers, state.broker_state):
-                key = (bs.status, bs.registered, kinds, budgets)
-                plan = plans.get(key)
-                if plan is None:
-                    plan = plans[key] = self._plan(key)
-                for fn in plan:
-                    fn(self, state, b, mt, out)
-            self._reassign(self, state, mt, out)
-            for fn in self._global_actions:
-                fn(self, state, mt, out)
-        except EvaluationError as e:
-            if e.action is not None:
-                raise
-            act = self._current_action(state, mt)
-            raise EvaluationError(f"{act}: {e}", act, state) from None
-        return out
+    _msg_kinds = _KINDS
+
+    def _budgets(self, ctrs) -> tuple:
+        return (ctrs.fence_broker_ctr < self.fence_broker_limit,
+                ctrs.controlled_shutdown_ctr < self.controlled_limit,
+                ctrs.process_crash_ctr < self.crash_limit,
+                ctrs.power_loss_ctr < self.power_limit)
 
     def from_plain(self, values: tuple):
         base = KraftModel.from_plain(self, tuple(values[:_REF]))
