@@ -38,6 +38,8 @@ def apply_partition_change(k, s, replicas, leader, isr, elr, leader_epoch, parti
     if k.variant_flags.elr:
         if len(isr) >= k.min_isr:
             last_known_elr = EMPTY
+        elif k.mutant.skip_last_known_elr_update:  # a mutant forgets the ELR leavers
+            last_known_elr = md.last_known_elr
         else:
             last_known_elr = md.last_known_elr | (replicas & (md.elr - elr))
     else:
@@ -111,7 +113,9 @@ def handle_broker_fenced(k, s, b):
         new_elr = EMPTY
     else:  # kip966 RemoveBrokerFromISR: the ISR may become empty
         new_isr = isr - {b}
-        new_elr = update_elr(k, md.elr, isr, new_isr, md.replicas)
+        # a mutant drops the fenced ISR member instead of moving it to the ELR
+        new_elr = update_elr(k, md.elr, new_isr if k.mutant.skip_elr_for_fenced_replica else isr,
+                             new_isr, md.replicas)
     new_unfenced = s.con_unfenced - {b}
     return maybe_update_partition_on_broker_change(k, s, new_isr, new_elr, new_unfenced), new_unfenced
 

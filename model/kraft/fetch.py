@@ -178,7 +178,8 @@ def receive_fetch_request(k, s, b, mt, out):
             continue
         last_epoch = last_offset_for_epoch(s, b, mp.last_fetched_epoch, True)
         if (last_epoch.epoch < mp.last_fetched_epoch
-                or _less(last_epoch.offset, mp.fetch_offset, "ReceiveFetchRequest")):
+                or (_less(last_epoch.offset, mp.fetch_offset, "ReceiveFetchRequest")
+                    and not k.mutant.skip_diverging_end_offset_check)):  # a mutant skips it
             resp = FetchResponse(MsgType.FetchResponse,
                                  FetchResponsePartition(None, md.leader_epoch, mp.fetch_offset,
                                                         d.hwm, last_epoch, ()),

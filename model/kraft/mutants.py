@@ -3,7 +3,12 @@
 
 The reference marks its safety-critical guards with a `\\* CHECK` comment (ten
 places, the same in kip-966 and v3.5). Each mutant below switches off one of
-them; a spec selects mutants with the constant `Mutants` (a list of names,
+them. Five more are small deviations beyond the CHECKs, the kind a developer
+could introduce: keep_unclean_broker_in_elr (the storage variants'
+UncleanExclusion) and one for each invariant no CHECK breaks
+(LogMatchingProperty, MetadataLogMatchingProperty, MinIsrRecoveryQuorum:
+tests/quality/test_mutants.py checks every protocol invariant catches some
+mutant). A spec selects mutants with the constant `Mutants` (a list of names,
 default []: the reference protocol, every conformance count unchanged).
 
 A guard site reads its flag only where the guard would have decided
@@ -53,6 +58,28 @@ MUTANTS: dict[str, tuple[str, str]] = {
     "keep_unclean_broker_in_elr": (
         "ProcessUncleanBroker: con_partition_metadata.elr \\ {b}",
         "a broker registering without a broker epoch (an unclean restart) stays in the ELR"),
+    # not CHECKs of the reference either: small deviations a developer could
+    # introduce, one for each invariant no CHECK above breaks
+    "skip_diverging_end_offset_check": (
+        "ReceiveFetchRequest: ... \\/ last_epoch.offset < m.partition.fetch_offset -> diverging",
+        "the leader validates a fetch by its last fetched epoch only, not by that epoch's end "
+        "offset (Kafka's Partition.fetchRecords losing its `endOffset < fetchOffset` clause): "
+        "a follower with a divergent suffix in an epoch the leader has is never told to truncate"),
+    "skip_noop_metadata_records": (
+        "ReceiveMetadataUpdate: bml \\o SubSeq(con_metadata_log, Len(bml) + 1, md_offset)",
+        "a broker catching up with the metadata log keeps only the record it acts on, dropping "
+        "the no-op records before it (a metadata loader that filters records by relevance "
+        "before it persists them: its metadata offset no longer matches the controller's)"),
+    "skip_elr_for_fenced_replica": (
+        "HandleBrokerFenced (kip966): UpdateElr adds the fenced ISR member to the ELR",
+        "a fenced ISR member is dropped instead of moved to the ELR when the ISR falls below "
+        "MinISR (a fenced broker taken for an unclean one): the ELR and the last-known ELR "
+        "lose a replica that holds every committed record"),
+    "skip_last_known_elr_update": (
+        "ApplyPartitionChange (kip966): last_known_elr \\union (replicas \\cap (elr \\ elr'))",
+        "the controller removes a replica from the ELR without recording it in the "
+        "last-known ELR (PartitionChangeBuilder forgetting lastKnownElr): an unclean "
+        "recovery then has no quorum to choose from"),
 }
 
 
@@ -70,6 +97,10 @@ class MutantFlags(NamedTuple):
     accept_any_broker_epoch: bool = False
     skip_partition_epoch_check: bool = False
     keep_unclean_broker_in_elr: bool = False
+    skip_diverging_end_offset_check: bool = False
+    skip_noop_metadata_records: bool = False
+    skip_elr_for_fenced_replica: bool = False
+    skip_last_known_elr_update: bool = False
 
 
 NO_MUTANTS = MutantFlags()

@@ -285,8 +285,11 @@ def _metadata_successor(k, s, b, md_offset):
     clog = s.con_metadata_log
     bml = s.broker_metadata_log[i]
     record = clog[md_offset - 1]
-    ch = {"broker_metadata_log": except_at(s.broker_metadata_log, b,
-                                           caught_up_log(bml, clog, md_offset))}
+    if md_offset > len(bml) + 1 and k.mutant.skip_noop_metadata_records:
+        ch = {"broker_metadata_log": except_at(s.broker_metadata_log, b, bml + (record,))}
+    else:
+        ch = {"broker_metadata_log": except_at(s.broker_metadata_log, b,
+                                               caught_up_log(bml, clog, md_offset))}
     old_md = s.partition_metadata[i]
     if record.partition_epoch > old_md.partition_epoch:
         replicas = record.replicas

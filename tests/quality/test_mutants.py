@@ -177,3 +177,17 @@ def test_default_is_the_reference_protocol():
     model = MODELS["kraft"].build("v3_5", {"Mutants": ["skip_follower_hwm_check"]})
     assert model.mutant.skip_follower_hwm_check and sum(model.mutant) == 1
     assert model.constants["Mutants"] == ["skip_follower_hwm_check"]
+
+
+def test_every_invariant_catches_some_seeded_bug():
+    """An invariant that catches no seeded bug is suspect: each safety
+    invariant the reference's .cfg checks is the one a mutant spec expects
+    violated (or catches a mutant in CAUGHT_BY), bar NoCommittedRecordLostGlobally,
+    which real protocol runs violate (v3_5 Last Replica Standing, quirk 17),
+    and the validity invariants (spec-bug catchers, not protocol properties)."""
+    from invariants.kraft import INVARIANT_NAMES
+    caught = {load_spec(p).expect.get("violated") for p in MUTANT_SPECS}
+    caught |= {prop for _, prop, _ in CAUGHT_BY}
+    exempt = {"NoCommittedRecordLostGlobally"} | {
+        n for n in INVARIANT_NAMES if n == "TypeOK" or n.startswith("Valid")}
+    assert set(INVARIANT_NAMES) - exempt - caught == set()
