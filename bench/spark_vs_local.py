@@ -52,19 +52,22 @@ def main() -> int:
                  "cpus": os.cpu_count(), "loadavg_before": os.getloadavg()}
 
     def run_local():
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         r = check(model, props, options)
         out["local_s"] = time.perf_counter() - t
+        out["local_cpu_s"] = time.process_time() - c
         print(f"local: {r.distinct:,} distinct, {r.generated:,} generated in {out['local_s']:.1f}s", flush=True)
         return r
 
     def run_spark():
         from checker.spark.engine import SparkSearch
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         search = SparkSearch(spec, CheckOptions(**{**options.__dict__, "progress": None}),
                              master=args.master, partitions=args.partitions, run_dir=work / "run")
         r = search.run()
         out["spark_s"] = time.perf_counter() - t
+        out["spark_driver_cpu_s"] = time.process_time() - c
+        out["spark_jvm_cpu_s"] = jvm_cpu_s()
         out["spark_startup_s"] = search.startup_s
         stats = json.loads((work / "run" / "levels" / f"level-{r.depth:05d}" / "stats.json").read_text())
         out["levels"] = [dict(zip(("level", "wall_s", "expanded", "expand_cpu_s", "merge_cpu_s"), lt))
@@ -72,6 +75,17 @@ def main() -> int:
         print(f"spark: {r.distinct:,} distinct, {r.generated:,} generated in {out['spark_s']:.1f}s "
               f"(startup {search.startup_s:.1f}s)", flush=True)
         return r
+
+    def jvm_cpu_s():
+        """CPU time of the driver JVM (in local mode also the executor: task
+        scheduling, shuffle, Python worker I/O); None when unknown."""
+        try:
+            from pyspark import SparkContext
+            pid = SparkContext._gateway.proc.pid
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except Exception:  # noqa: BLE001 - not Linux, or an adopted session
+            return None
 
     if args.order == "local-first":
         local, spark = run_local(), run_spark()
@@ -87,6 +101,9 @@ def main() -> int:
     out["speedup"] = out["local_s"] / out["spark_s"]
     out["speedup_without_startup"] = out["local_s"] / compute
     print()
+    levels_s = sum(lv["wall_s"] for lv in out["levels"])
+    out["spark_last_level_s"] = compute - levels_s  # the bound level's checks, the result
+    out["spark_executor_cpu_s"] = sum(lv["expand_cpu_s"] + lv["merge_cpu_s"] for lv in out["levels"])
     print(f"{'level':>5} {'expanded':>9} {'wall s':>7} {'cpu s':>7} {'overhead s':>10}")
     for lv in out["levels"]:
         cpu = lv["expand_cpu_s"] + lv["merge_cpu_s"]
@@ -103,6 +120,11 @@ def main() -> int:
     if out["small_level_wall_s"] is not None:
         print(f"small level (warm, < 1,000 states expanded): {out['small_level_wall_s']:.2f} s wall (median)")
     print(f"per-level overhead (wall - cpu/{args.cores}): {out['mean_overhead_s']:.2f} s on average")
+    print(f"after the last expansion (bound level, result): {out['spark_last_level_s']:.1f} s")
+    jvm = out["spark_jvm_cpu_s"]
+    print(f"CPU: local engine {out['local_cpu_s']:.1f} s; spark executors (task threads) "
+          f"{out['spark_executor_cpu_s']:.1f} s, driver Python {out['spark_driver_cpu_s']:.1f} s, "
+          f"JVM {'?' if jvm is None else f'{jvm:.1f}'} s")
     print(f"identical results: {same}   load average before/after: "
           f"{out['loadavg_before'][0]:.1f} / {out['loadavg_after'][0]:.1f}")
     if args.json:

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import msgpack
 
-from checker.encoding import decode_state, parts_to_bytes
+from checker.encoding import decode_state, encode, parts_to_bytes
 
 _BIG = sys.byteorder == "big"
 _MASK64 = (1 << 64) - 1
@@ -142,7 +142,10 @@ class StateDecoder:
     lookups; on a miss the whole state is decoded and rebuilt with
     model.from_plain (the model's own rebuild) and every part is cached.
     Rebuilt states share their sub-objects, which the encoder's identity cache
-    and pickling both exploit."""
+    exploits: a value rebuilt on a miss is encoded once right away, which
+    puts it and its sub-objects in that cache (checker.encoding.encode), so
+    the successors that keep most of it re-encode their changes only, as in
+    the local engine, where every value was encoded when it was made."""
 
     LIMIT = 1 << 17  # entries per variable before that variable's cache is dropped
 
@@ -167,6 +170,26 @@ class StateDecoder:
                 if len(c) >= self.LIMIT:
                     c.clear()
                 h = c[p] = (p, v)
+                encode(v)
             canon.append(h[0])
             values.append(h[1])
         return self.make(values), canon
+
+    def intern(self, parts: Sequence[bytes], state):
+        """`state` (whose per-variable encodings are `parts`) made of the
+        cached values of its parts, the new ones cached as they are: equal
+        values become one object, as in rebuilt states."""
+        caches = self.caches
+        hits = [c.get(p, _MISSING) for c, p in zip(caches, parts)]
+        if _MISSING not in hits and self.make is not None:
+            return self.make([h[1] for h in hits])
+        if self.make is None:
+            self.make = type(state)._make
+        values = []
+        for c, p, v, h in zip(caches, parts, state, hits):
+            if h is _MISSING:
+                if len(c) >= self.LIMIT:
+                    c.clear()
+                h = c[p] = (p, v)
+            values.append(h[1])
+        return self.make(values)

@@ -4,11 +4,12 @@ the executors and every finished level on disk (checker/spark/levels.py).
 
 Job L, one Spark job of two stages (one stage, no shuffle, for a level of
 fewer than SMALL_LEVEL states):
-  read level L's Parquet -> rebuild each state, check the properties on it,
+  read level L's files -> rebuild each state, check the properties on it,
   expand it (executors) -> shuffle by fingerprint partition -> merge: keep per
   fingerprint the witness with the smallest BFS key, drop the seen
-  fingerprints (executors) -> write level L+1 (Parquet, a statistics file per
-  partition).
+  fingerprints (executors) -> write level L+1 (a msgpack file and a statistics
+  file per partition, written by the merge tasks; their statistics are
+  also the job's result).
 Counts come from data (the statistics files), never from accumulators; the
 driver holds the cumulative statistics only and never collects a frontier or
 the seen set; level L+1 is renamed into place when complete, so a run can be
@@ -22,7 +23,9 @@ states of level L are checked when job L rebuilds them, so stream L-1 (the
 expansion of level L-1) is settled after job L: its first event in BFS order
 -- a violation at level L, a deadlock at level L-1 -- is where the local
 engine stops when it stops at the first violation, and the counts of level L
-are then recounted up to that event.
+are then recounted up to that event. The level at the depth bound is never
+expanded: its states are checked as job L-1 generates them (no job rebuilds
+them), unless deadlocks are checked there or a property raised.
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -49,20 +53,10 @@ from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
 
 STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
 FORMAT = 1
-SMALL_LEVEL = 500   # a frontier below this is expanded into one partition (fewer tasks)
-STATE_COLUMNS = ["kind", "part", "seq", "fps", "keys", "actions", "states"]
-
-
-def _schema():
-    """The level files' rows (see checker/spark/levels.py)."""
-    from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType
-    fields = [StructField("kind", StringType(), False),
-              StructField("part", IntegerType(), False),
-               StructField("seq", IntegerType(), False),
-               StructField("n", LongType(), False)]
-    fields += [StructField(c, BinaryType(), True)
-               for c in ("fps", "keys", "parents", "actions", "states")]
-    return StructType(fields)
+# a frontier below this is expanded in one task, into one partition, without
+# a shuffle: a shuffle and a second stage cost about as much as a level of a
+# few thousand states shares out over two cores (bench/README.md)
+SMALL_LEVEL = 4000
 
 
 @dataclass
@@ -170,7 +164,8 @@ class SparkSearch:
                  resume: Path | str | None = None, out_root: Path | str = "results",
                  stop_after_level: int | None = None, progress: Callable[[dict], None] | None = None,
                  spark_conf: dict | None = None, inject_failure: tuple | None = None,
-                 executor_timeout: float = sparksession.EXECUTOR_TIMEOUT_S):
+                 executor_timeout: float = sparksession.EXECUTOR_TIMEOUT_S,
+                 small_level: int = SMALL_LEVEL):
         self.start = time.perf_counter()
         self.options = options or CheckOptions()
         self.spec = SpecConfig.of(spec_or_config)
@@ -211,9 +206,11 @@ class SparkSearch:
         self.spark_conf = spark_conf
         self.inject_failure = inject_failure
         self.executor_timeout = executor_timeout
+        self.small_level = small_level   # tests lower it to exercise the shuffle on small specs
         self.spark = None
         self.cfg: tasks.TaskConfig | None = None
         self.startup_s = 0.0
+        self._next_checks = None   # (level, violations, witnesses): see _gather_next
 
     # ---- the configuration a resume must match ----
 
@@ -327,16 +324,22 @@ class SparkSearch:
             raise SparkJobError(f"Spark job failed while {what}: {_one_line(_python_error_line(str(e)))}"
                                 + (f" (Spark's log: {log})" if log else "")) from None
 
-    def _read(self, level_path: Path, columns: list[str]):
-        """A level's rows (every kind; the tasks pick theirs)."""
-        return self.spark.read.schema(_schema()).parquet(str(levels.parquet_dir(level_path))).select(*columns)
+    def _read(self, level_path: Path, fn):
+        """fn(index, rows) on each partition file of a level, one task per
+        file (the tasks read the files themselves: the run folder is shared)."""
+        files = levels.part_files(level_path)
+        if not files:
+            raise SparkJobError(f"no level files in {level_path}")
+        return (self.spark.sparkContext.parallelize(files, len(files))
+                .mapPartitionsWithIndex(partial(tasks.on_files, fn)))
 
-    def _write_rows(self, rdd, path: Path) -> None:
-        df = self.spark.createDataFrame(rdd, _schema(), verifySchema=False)
-        df.write.mode("overwrite").parquet(str(levels.parquet_dir(path)))
-
-    def _partitions_for(self, frontier: int) -> int:
-        return 1 if frontier < SMALL_LEVEL else self.max_partitions
+    def _partitions_for(self, frontier: int, previous: int = 0) -> int:
+        """Partitions of the level expanded from `frontier` states (after a
+        level of `previous`): one while it is small; all of them from the
+        level before the first big one on (its size guessed from the last
+        growth), as a level's files are the next expansion's tasks."""
+        growth = frontier / previous if previous and frontier > previous else 1.0
+        return 1 if frontier * growth < self.small_level else self.max_partitions
 
     # ---- level 0 (the driver, as the local engine) ----
 
@@ -381,12 +384,10 @@ class SparkSearch:
                              codec.pack([None] * len(b)), codec.pack_states([e[2] for e in b])))
             rows.append((tasks.SEEN, q, P, len(mine), codec.pack_fps([e[1] for e in mine], bits),
                          None, None, None, None))
-        by_part: list[list] = [[] for _ in range(P)]
-        for r in rows:
-            by_part[r[1]].append(r)
-        rdd = self.spark.sparkContext.parallelize(by_part, P).flatMap(lambda rs: rs)
         tmp = levels.tmp_level_dir(self.run_dir, 0)
-        self._job("writing level 0", lambda: self._write_rows(rdd, tmp))
+        shutil.rmtree(tmp, ignore_errors=True)
+        for q in range(P):
+            levels.write_part(tmp, q, [r for r in rows if r[1] == q])
         if totals.stopped:
             totals.done = True
             totals.states_left = len(entries)
@@ -407,38 +408,40 @@ class SparkSearch:
 
     def _job_for(self, totals: _Totals, expand: bool) -> tasks.LevelJob:
         L = totals.level
+        o = self.options
         return tasks.LevelJob(
             level=L, check=L > 0, expand=expand,
-            bound_deadlocks=not expand and self.options.check_deadlock,
-            pending=tuple(n for n, d in totals.sometimes.items() if d is None))
+            bound_deadlocks=not expand and o.check_deadlock,
+            pending=tuple(n for n, d in totals.sometimes.items() if d is None),
+            check_next=(expand and o.max_depth is not None and L + 1 >= o.max_depth
+                        and not o.check_deadlock))
 
     def _level(self, totals: _Totals) -> tuple[_Totals, bool]:
         """Job L: check level L, expand it into the temp level L+1. Returns the
         new totals and whether level L+1 is to be committed."""
         L = totals.level
-        P = self._partitions_for(totals.per_level_distinct[L])
+        P = self._partitions_for(totals.per_level_distinct[L],
+                                 totals.per_level_distinct[L - 1] if L > 0 else 0)
         cfg = self.cfg = dataclasses.replace(self.cfg, partitions=P)
         job = self._job_for(totals, expand=True)
         here = levels.level_dir(self.run_dir, L)
         tmp = levels.tmp_level_dir(self.run_dir, L + 1)
-        stats_dir = str(levels.stats_dir(tmp))
+        out_dir = str(tmp)
         shutil.rmtree(tmp, ignore_errors=True)
-        frontier = self._read(here, STATE_COLUMNS).rdd
-        if P == 1 and frontier.getNumPartitions() == 1:  # a small level: one task, no shuffle
-            merged = frontier.mapPartitionsWithIndex(
-                partial(tasks.expand_merge_partition, cfg, job, stats_dir))
+        if P == 1 and len(levels.part_files(here)) == 1:  # a small level: one task, no shuffle
+            merged = self._read(here, partial(tasks.expand_merge_partition, cfg, job, out_dir))
         else:
-            merged = (frontier.mapPartitionsWithIndex(partial(tasks.expand_partition, cfg, job))
+            merged = (self._read(here, partial(tasks.expand_partition, cfg, job))
                       .partitionBy(P, tasks.route)
-                      .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, L + 1, stats_dir)))
-        self._job(f"expanding level {L}", lambda: self._write_rows(merged, tmp))
-        parts = levels.read_partition_stats(tmp)
-        if len(parts) != P:
+                      .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, L + 1, out_dir)))
+        parts = sorted(self._job(f"expanding level {L}", merged.collect), key=itemgetter("part"))
+        if len(parts) != P or len(levels.part_files(tmp)) != P:
             raise SparkJobError(f"level {L + 1}: {len(parts)} statistics files for {P} partitions")
         expand = [e for p in parts for e in p["expand"]]
         self._last_cpu = (sum(e.get("cpu_s", 0.0) for e in expand), sum(p.get("cpu_s", 0.0) for p in parts))
         checks = self._gather(expand)
         checks["stream_errors"] += [tuple(p["error"]) for p in parts if p["error"]]
+        self._next_checks = self._gather_next(job, L + 1, expand)
         t = self._settle(totals, checks)
         if t.done:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -456,6 +459,24 @@ class SparkSearch:
         t.level = L + 1
         t.partitions = P
         return t, True
+
+    @staticmethod
+    def _gather_next(job: tasks.LevelJob, level: int, expand: list[dict]):
+        """The checks of level `level` (the depth bound) made while it was
+        generated: (level, first violation per property, first witness per
+        property), or None when they are not all there (the driver then
+        checks the level by rebuilding its states)."""
+        nexts = [e.get("next") for e in expand]
+        if not job.check_next or not nexts or any(n is None or n["failed"] for n in nexts):
+            return None
+        violations: dict = {}
+        witnesses: dict = {}
+        for n in nexts:
+            for found, into in ((n["violations"], violations), (n["witnesses"], witnesses)):
+                for name, (key, fp) in found.items():
+                    if name not in into or key < into[name][0]:
+                        into[name] = [key, fp]
+        return level, violations, witnesses
 
     @staticmethod
     def _gather(expand: list[dict]) -> dict:
@@ -532,12 +553,11 @@ class SparkSearch:
             fp = violations[names[0]][1]
             cut_parent, cut_fp, inclusive = codec.parent_key(cut), codec.fp_from_str(fp), True
             found = [[n, L, fp, [L - 1, cut.hex(), order[n]]] for n in names]
-        previous = self._read(levels.level_dir(self.run_dir, L - 1), STATE_COLUMNS)
-        gen_parts = self._job("recounting the last level", lambda: previous.rdd.mapPartitionsWithIndex(
-            partial(tasks.recount_generated, cfg, cut_parent, cut_fp)).collect())
-        here = self._read(levels.level_dir(self.run_dir, L), ["kind", "keys", "actions"])
-        dist_parts = self._job("recounting the last level", lambda: here.rdd.mapPartitionsWithIndex(
-            partial(tasks.recount_distinct, cfg, cut, inclusive)).collect())
+        previous = self._read(levels.level_dir(self.run_dir, L - 1),
+                              partial(tasks.recount_generated, cfg, cut_parent, cut_fp))
+        gen_parts = self._job("recounting the last level", previous.collect)
+        here = self._read(levels.level_dir(self.run_dir, L), partial(tasks.recount_distinct, cfg, cut, inclusive))
+        dist_parts = self._job("recounting the last level", here.collect)
         gen: Counter = Counter()
         for c in gen_parts:
             gen.update(c)
@@ -572,16 +592,22 @@ class SparkSearch:
         job = self._job_for(totals, expand=False)
         if not (job.check or job.bound_deadlocks) or not totals.per_level_distinct[L]:
             return dict(self._NOTHING)
-        frontier = self._read(levels.level_dir(self.run_dir, L), STATE_COLUMNS)
-        found = self._job(f"checking level {L}", lambda: frontier.rdd.mapPartitionsWithIndex(
-            partial(tasks.expand_partition, self.cfg, job)).map(lambda kv: kv[1][1]).collect())
+        frontier = self._read(levels.level_dir(self.run_dir, L), partial(tasks.expand_partition, self.cfg, job))
+        found = self._job(f"checking level {L}", frontier.map(tasks.record_payload).collect)
         return self._gather(found)
 
     def _finish(self, totals: _Totals, bound: bool) -> _Totals:
         """The last level: settle its stream and, at the bound, its deadlocks
         (checker.engine.Search._deadlocks_at_bound, after the levels)."""
         L = totals.level
-        checks = self._check_only(totals) if totals.per_level_distinct[L] else dict(self._NOTHING)
+        nxt = self._next_checks
+        if not totals.per_level_distinct[L]:
+            checks = dict(self._NOTHING)
+        elif bound and nxt is not None and nxt[0] == L and not self.options.check_deadlock:
+            # checked as they were generated (job L-1): no job rebuilds them
+            checks = {**self._NOTHING, "violations": nxt[1], "witnesses": nxt[2]}
+        else:
+            checks = self._check_only(totals)
         bound_deadlock, bound_errors = checks["deadlock"], checks["stream_errors"]
         t = self._settle(totals, {**checks, "deadlock": None, "stream_errors": []})
         if t.done:
@@ -651,9 +677,9 @@ class SparkSearch:
     # ---- counterexamples ----
 
     def _pointers(self, level: int, wanted: set) -> dict:
-        rows = self._read(levels.level_dir(self.run_dir, level), ["kind", "fps", "parents", "actions"])
-        found = self._job(f"looking up level {level}", lambda: rows.rdd.mapPartitionsWithIndex(
-            partial(tasks.find_pointers, self.cfg, frozenset(wanted))).collect())
+        rows = self._read(levels.level_dir(self.run_dir, level),
+                          partial(tasks.find_pointers, self.cfg, frozenset(wanted)))
+        found = self._job(f"looking up level {level}", rows.collect)
         return {codec.fp_from_str(fp): (codec.fp_from_str(parent), action) for fp, parent, action in found}
 
     def traces(self, targets: list[tuple[int, int]]) -> list[list]:

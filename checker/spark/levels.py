@@ -2,8 +2,10 @@
 
     <run>/run.json                      what is being checked (resume checks it)
     <run>/spark.log                     the JVM's output (when this run launched it)
-    <run>/levels/level-00007/parquet/   one finished BFS level, one Parquet file per
-                                        fingerprint partition; rows by `kind`:
+    <run>/levels/level-00007/rows/      one finished BFS level, one file per fingerprint
+                                        partition (part-00003.msgpack: a stream of
+                                        msgpack rows, written by the task that made
+                                        them); rows by `kind`:
         states   up to 2048 new states: packed fingerprints, BFS keys, parent
                  fingerprints, actions (msgpack), states (per-variable canonical
                  msgpack encodings); `part` = fingerprint partition
@@ -14,6 +16,11 @@
 
 A level is written to levels/.level-00007.tmp and renamed when complete (its
 stats.json included), so a level directory without the leading dot is whole.
+A partition file is written to a temp name and renamed, so a retried task
+(which writes the same bytes) never leaves half a file. The rows are big
+binary blobs, so they are plain msgpack files rather than Parquet: no Spark
+SQL planning or JVM row conversion per level, and the run folder is shared
+by the driver and the executors as before.
 """
 from __future__ import annotations
 
@@ -40,8 +47,47 @@ def tmp_level_dir(run_dir: Path, level: int) -> Path:
     return levels_dir(run_dir) / f".level-{level:05d}.tmp"
 
 
-def parquet_dir(level_path: Path) -> Path:
-    return Path(level_path) / "parquet"
+# a level-file row, as the tasks see it (a dict of these columns)
+COLUMNS = ("kind", "part", "seq", "n", "fps", "keys", "parents", "actions", "states")
+
+
+def rows_dir(level_path: Path) -> Path:
+    return Path(level_path) / "rows"
+
+
+def part_path(level_path, q: int) -> str:
+    return os.path.join(str(level_path), "rows", f"part-{q:05d}.msgpack")
+
+
+def part_files(level_path: Path) -> list[str]:
+    """A level's partition files, by partition number."""
+    d = rows_dir(level_path)
+    return sorted(str(p) for p in d.glob("part-*.msgpack")) if d.is_dir() else []
+
+
+def write_part(level_path, q: int, rows) -> str:
+    """Write partition q's rows (tuples in COLUMNS order), atomically."""
+    import msgpack
+    path = part_path(level_path, q)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.{id(rows):x}.tmp"
+    pack = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+    with open(tmp, "wb") as f:
+        for row in rows:
+            f.write(pack(tuple(row)))
+    os.replace(tmp, path)
+    return path
+
+
+def read_part(path: str):
+    """The rows of one partition file, as dicts of COLUMNS."""
+    import msgpack
+    with open(path, "rb") as f:
+        data = f.read()
+    unpacker = msgpack.Unpacker(raw=False, use_list=False, max_buffer_size=max(len(data), 1 << 20))
+    unpacker.feed(data)
+    for row in unpacker:
+        yield dict(zip(COLUMNS, row))
 
 
 def stats_dir(level_path: Path) -> Path:

@@ -31,6 +31,7 @@ from checker.spark.errors import SparkUnavailableError
 DEFAULT_MASTER = "local[*,4]"  # every core, up to 4 attempts per task
 CONNECT_TIMEOUT_S = 10.0
 EXECUTOR_TIMEOUT_S = 60.0
+DRIVER_JIT_OPTS = os.environ.get("KMC_SPARK_DRIVER_JIT", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
 LOG4J2 = """\
 # kmc: Spark's own logging, kept out of the terminal (the JVM's output goes to spark.log)
@@ -161,21 +162,21 @@ def _default_conf(master: str, log_dir: Path) -> dict:
     if not log4j.exists():
         log4j.write_text(LOG4J2)
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
+    # the driver JVM mostly starts up, schedules tasks and moves shuffle bytes
+    # (the work is in the Python workers): with the C1 compiler only and one
+    # GC thread it starts several seconds sooner and burns less CPU beside
+    # the workers on a small machine (bench/README.md)
+    driver_opts = f"{java_opts} {DRIVER_JIT_OPTS}".strip()
     conf = {
         "spark.app.name": "kmc",
         "spark.master": master,
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.python.worker.reuse": "true",
-        "spark.driver.extraJavaOptions": java_opts,
+        "spark.driver.extraJavaOptions": driver_opts,
         "spark.executor.extraJavaOptions": java_opts,
         "spark.driver.memory": os.environ.get("KMC_SPARK_DRIVER_MEMORY", "2g"),
         "spark.executor.memory": os.environ.get("KMC_SPARK_EXECUTOR_MEMORY", "1g"),
-        # one level file per read partition: the frontier of one fingerprint
-        # partition is one expand task
-        "spark.sql.files.openCostInBytes": str(1 << 30),
-        "spark.sql.files.maxPartitionBytes": str(1 << 30),
-        "spark.sql.parquet.compression.codec": "zstd",
     }
     if master.startswith("local"):
         conf["spark.driver.host"] = os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")
@@ -226,6 +227,8 @@ def get_session(master: str | None = None, log_dir: Path | None = None, conf: di
     if SparkContext._gateway is None:
         check_java()
         from pyspark.java_gateway import launch_gateway
+        # the launcher JVM that builds spark-submit's command line: a short life
+        os.environ.setdefault("SPARK_LAUNCHER_OPTS", "-XX:TieredStopAtLevel=1 -Xshare:auto")
         log_path = log_dir / "spark.log"
         log = open(log_path, "ab")
         try:

@@ -32,7 +32,7 @@ from itertools import count, repeat
 from operator import itemgetter
 from typing import Any, Iterable, Iterator
 
-from checker.spark import codec
+from checker.spark import codec, levels
 
 # Level-file rows: (kind, part, seq, n, fps, keys, parents, actions, states)
 STATES, SEEN = "states", "seen"
@@ -79,6 +79,7 @@ class Worker:
         self.ctx = ExpandContext.create(self.guard, [], cfg.bits, cfg.view, cfg.check_deadlock,
                                         stop_on_violation=False)
         self.decoder = codec.StateDecoder(self.model)
+        _grow_encoder_cache()
         self.action_bytes: dict = {}
         self.action_names: dict = {}
 
@@ -102,6 +103,19 @@ class Worker:
 
 
 _workers: dict[tuple, Worker] = {}
+
+# The encoder's identity cache (checker.encoding) is cleared whole when it is
+# full. A task expands a level of rebuilt states whose shared sub-objects
+# are each encoded once (see codec.StateDecoder); with the local engine's
+# bound the cache is cleared several times per big task and they are
+# encoded again. A worker process holds one search: a bigger bound (only
+# ever a speed-up; the bytes never depend on it).
+WORKER_ENCODER_CACHE = 1 << 19
+
+
+def _grow_encoder_cache() -> None:
+    from checker import encoding
+    encoding._CACHE_LIMIT = max(encoding._CACHE_LIMIT, WORKER_ENCODER_CACHE)
 
 
 def worker(cfg: TaskConfig) -> Worker:
@@ -143,6 +157,18 @@ def _crash(e: BaseException) -> str:
     last = traceback.extract_tb(e.__traceback__)[-1:] if e.__traceback__ else []
     where = f" ({last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
     return f"{type(e).__name__}: {e}{where}"
+
+
+def on_files(fn, index: int, paths: Iterable[str]):
+    """fn(index, rows) over the rows of level files (a task's input is the
+    paths of its files: one fingerprint partition of a level)."""
+    from checker.spark.levels import read_part
+    return fn(index, (row for path in paths for row in read_part(path)))
+
+
+def record_payload(item: tuple):
+    """(partition, (tag, payload)) -> payload."""
+    return item[1][1]
 
 
 def route(q: int) -> int:
@@ -243,6 +269,46 @@ class LevelJob:
     expand: bool = True
     bound_deadlocks: bool = False
     pending: tuple = ()           # sometimes properties not witnessed before this level
+    # the next level is the depth bound (never expanded, so never rebuilt):
+    # check its states as they are generated, as the local engine does
+    check_next: bool = False
+
+
+class _NextChecks:
+    """The properties on the new successors (new to the task; a state seen in
+    an earlier level was checked there) of a level whose next level is the
+    depth bound, so is never expanded nor rebuilt. A successor is first made
+    of the decoder's cached values for its parts (StateDecoder.intern): the
+    properties' identity memos then hit as they do on rebuilt states. An
+    EvaluationError is not raised here but noted in `failed`; the driver then
+    checks the level the other way (rebuilding its states), which reports it
+    in BFS order."""
+
+    def __init__(self, w: "Worker", pending: tuple):
+        self.failed = False
+        self.intern = w.decoder.intern
+        self.always = w.always
+        self.sometimes = [x for x in w.sometimes if x[0] in pending]
+        self.violations: dict = {}
+        self.witnesses: dict = {}
+
+    def check(self, new: list, keys: list) -> None:
+        from model.base import EvaluationError
+        violations, witnesses, sometimes = self.violations, self.witnesses, self.sometimes
+        intern = self.intern
+        for (succ, sparts, sfp, _, _), key in zip(new, keys):
+            state = intern(sparts, succ)
+            try:
+                for name, pred in self.always:
+                    if not pred(state) and (name not in violations or key < violations[name][0]):
+                        violations[name] = [key, codec.fp_to_str(sfp)]
+                if sometimes:
+                    for name, pred in sometimes:
+                        if pred(state) and (name not in witnesses or key < witnesses[name][0]):
+                            witnesses[name] = [key, codec.fp_to_str(sfp)]
+            except EvaluationError:
+                self.failed = True
+                return
 
 
 CHUNK = 256  # parents per expand_chunk call
@@ -261,9 +327,10 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
     P = cfg.partitions
     stats: dict[str, Any] = {"task": index, "parents": 0, "generated": 0, "by_action": {},
                              "deadlock": None, "error": None, "check_error": None,
-                             "violations": {}, "witnesses": {}}
+                             "violations": {}, "witnesses": {}, "next": None}
     names: Counter = Counter()
     buckets: list[list] = [[] for _ in range(P)]
+    nxt = None
     _gc_off()
     try:
         w = worker(cfg)
@@ -284,6 +351,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
         # order: they go on over the whole task even after this level's
         # expansion met an error or (stopping at the first violation) a deadlock.
         expanding, bounding = job.expand, job.bound_deadlocks
+        nxt = _NextChecks(w, job.pending) if job.check_next and expanding else None
         for start in range(0, len(entries), CHUNK):
             part = entries[start:start + CHUNK]
             chunk = []
@@ -326,16 +394,22 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
                 # the new successors come parent by parent: rank = place among its parent's
                 ci, rank, prev = -1, 0, None
                 pfps = [e[2] for e in chunk]
+                keys = [] if nxt is not None else None
                 for _, sparts, sfp, pfp, action in res.new:
                     if pfp != prev:
                         prev, rank = pfp, 0
                         ci = pfps.index(pfp, ci + 1)
                     bucket = buckets[sfp % P]
-                    bucket.append((sfp, child_key(part[ci][0], rank), pfp, encode_action(action), sparts))
+                    skey = child_key(part[ci][0], rank)
+                    bucket.append((sfp, skey, pfp, encode_action(action), sparts))
+                    if keys is not None:
+                        keys.append(skey)
                     rank += 1
                     if len(bucket) >= BATCH:
-                        yield (sfp % P, ("S", bucket))
+                        yield (sfp % P, ("S", pack_records(bucket, cfg.bits)))
                         buckets[sfp % P] = []
+                if nxt is not None and not nxt.failed:
+                    nxt.check(res.new, keys)
                 if guard.error is not None:
                     # after the successors its parent generated before it (BFS order)
                     ei, message = guard.error
@@ -355,7 +429,9 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
         gc.collect(0)
     for q, bucket in enumerate(buckets):
         if bucket:
-            yield (q, ("S", bucket))
+            yield (q, ("S", pack_records(bucket, cfg.bits)))
+    if nxt is not None:
+        stats["next"] = {"violations": nxt.violations, "witnesses": nxt.witnesses, "failed": nxt.failed}
     stats["generated"] = sum(names.values())
     stats["by_action"] = dict(names)
     stats["cpu_s"] = time.thread_time() - started
@@ -399,9 +475,9 @@ def route_seen(cfg: TaskConfig, rows: Iterable) -> Iterator[tuple]:
 # ---- stage 2: merge ------------------------------------------------------------------
 
 def write_stats(stats_dir: str, index: int, stats: dict) -> None:
-    """A partition's statistics, next to the level's Parquet (atomically: a
+    """A partition's statistics, next to the level's rows (atomically: a
     retried task writes the same bytes again). The run folder is shared by
-    the driver and the executors, as the Parquet files' folder is."""
+    the driver and the executors."""
     import os
     os.makedirs(stats_dir, exist_ok=True)
     path = os.path.join(stats_dir, f"part-{index:05d}.msgpack")
@@ -411,43 +487,47 @@ def write_stats(stats_dir: str, index: int, stats: dict) -> None:
     os.replace(tmp, path)
 
 
-def expand_merge_partition(cfg: TaskConfig, job: LevelJob, stats_dir: str,
-                           index: int, rows: Iterable) -> Iterator[tuple]:
+def expand_merge_partition(cfg: TaskConfig, job: LevelJob, out_dir: str,
+                           index: int, rows: Iterable) -> Iterator[dict]:
     """Both stages in one task, without a shuffle: for a level whose frontier
     and seen fingerprints are one partition, written to one partition."""
-    yield from merge_partition(cfg, job.level + 1, stats_dir, index,
+    yield from merge_partition(cfg, job.level + 1, out_dir, index,
                                expand_partition(cfg, job, index, rows), combined=True)
 
 
-def merge_partition(cfg: TaskConfig, level: int, stats_dir: str, index: int,
-                    items: Iterable, combined: bool = False) -> Iterator[tuple]:
-    """Dedup and emit the rows of one partition of level `level` (the level
-    being produced): per fingerprint the witness with the smallest key, minus
-    the seen fingerprints, in BFS order."""
+def merge_partition(cfg: TaskConfig, level: int, out_dir: str, index: int,
+                    items: Iterable, combined: bool = False) -> Iterator[dict]:
+    """Dedup and write partition `index` of level `level` (the level being
+    produced, in the temp folder out_dir): per fingerprint the witness with
+    the smallest key, minus the seen fingerprints, in BFS order. Yields the
+    partition's statistics (also written beside the rows)."""
     import time
     _maybe_fail(cfg, "merge", level, index)
     started = time.thread_time()
     _gc_off()
     try:
-        yield from _merge(cfg, stats_dir, index, items, started, combined)
+        yield from _merge(cfg, out_dir, index, items, started, combined)
     finally:
         gc.collect(0)
 
 
-def _merge(cfg: TaskConfig, stats_dir: str, index: int, items: Iterable, started: float,
-           combined: bool) -> Iterator[tuple]:
+def _merge(cfg: TaskConfig, out_dir: str, index: int, items: Iterable, started: float,
+           combined: bool) -> Iterator[dict]:
     import time
     bits = cfg.bits
     seen_blobs: list[bytes] = []
     best: dict[int, tuple] = {}
     expand_stats: list[dict] = []
+    batches: list = []
     for _, (kind, payload) in items:
         if kind == "S":
             get = best.get
-            for rec in payload:
-                cur = get(rec[0])
-                if cur is None or rec[1] < cur[1]:
-                    best[rec[0]] = rec
+            b = len(batches)
+            batches.append(payload)
+            for i, (fp, key) in enumerate(zip(codec.unpack_fps(payload[0], bits), codec.unpack(payload[1]))):
+                cur = get(fp)
+                if cur is None or key < cur[0]:
+                    best[fp] = (key, b, i)
         elif kind == "Z":
             seen_blobs.append(payload)
         else:
@@ -455,8 +535,10 @@ def _merge(cfg: TaskConfig, stats_dir: str, index: int, items: Iterable, started
     seen: set = set()
     for blob in seen_blobs:
         seen.update(codec.unpack_fps(blob, bits))
-    new = sorted((r for fp, r in best.items() if fp not in seen), key=itemgetter(1))
+    won = sorted((r + (fp,) for fp, r in best.items() if fp not in seen), key=itemgetter(0))
     best.clear()
+    new = unpack_records(batches, won, bits)
+    del batches, won
     stats: dict[str, Any] = {"part": index, "new": len(new), "by_action": {}, "error": None,
                              "expand": expand_stats}
     try:
@@ -464,6 +546,46 @@ def _merge(cfg: TaskConfig, stats_dir: str, index: int, items: Iterable, started
         stats["by_action"] = dict(Counter(w.action_name(r[3]) for r in new))
     except Exception as e:  # noqa: BLE001
         stats["error"] = [b"", _crash(e), "crash"]
+    levels.write_part(out_dir, index, level_rows(cfg, index, new, seen_blobs, len(seen)))
+    expand_stats.sort(key=itemgetter("task"))  # shuffle order varies between attempts
+    stats["cpu_s"] = time.thread_time() - started
+    if combined:  # the expansion ran inside this task, in this thread
+        stats["cpu_s"] -= sum(e.get("cpu_s", 0.0) for e in expand_stats)
+    write_stats(levels.stats_dir(out_dir), index, stats)
+    yield stats
+
+
+def pack_records(records: list, bits: int) -> tuple:
+    """A batch of successor records (fp, key, parent fp, action bytes, parts)
+    as five bytes objects for the shuffle: pickling them is a copy, where
+    pickling the records costs more than a tenth of the expansion; sibling
+    successors' equal parts are stored once (codec.pack_states)."""
+    return (codec.pack_fps([r[0] for r in records], bits),
+            codec.pack([r[1] for r in records]),
+            codec.pack_fps([r[2] for r in records], bits),
+            codec.pack([r[3] for r in records]),
+            codec.pack_states([r[4] for r in records]))
+
+
+def unpack_records(batches: list, picks: list, bits: int) -> list:
+    """The records picks = [(key, batch, index in batch, fp)] of packed
+    batches, in that order; only the batches picked from are unpacked."""
+    opened: dict = {}
+    out = []
+    for key, b, i, fp in picks:
+        batch = opened.get(b)
+        if batch is None:
+            payload = batches[b]
+            batch = opened[b] = (codec.unpack_fps(payload[2], bits), codec.unpack(payload[3]),
+                                 codec.unpack_states(payload[4]))
+        out.append((fp, key, batch[0][i], batch[1][i], batch[2][i]))
+    return out
+
+
+def level_rows(cfg: TaskConfig, index: int, new: list, seen_blobs: list, seen_count: int) -> Iterator[tuple]:
+    """The rows of one partition of a level: its new states, (fp, key, parent
+    fp, action bytes, parts) in BFS order, by batches; then its seen row."""
+    bits = cfg.bits
     for seq, start in enumerate(range(0, len(new), BATCH)):
         batch = new[start:start + BATCH]
         yield (STATES, index, seq, len(batch),
@@ -473,12 +595,7 @@ def _merge(cfg: TaskConfig, stats_dir: str, index: int, items: Iterable, started
                codec.pack([r[3] for r in batch]),
                codec.pack_states([r[4] for r in batch]))
     blob = b"".join(seen_blobs) + codec.pack_fps([r[0] for r in new], bits)
-    yield (SEEN, index, cfg.partitions, len(seen) + len(new), blob, None, None, None, None)
-    expand_stats.sort(key=itemgetter("task"))  # shuffle order varies between attempts
-    stats["cpu_s"] = time.thread_time() - started
-    if combined:  # the expansion ran inside this task, in this thread
-        stats["cpu_s"] -= sum(e.get("cpu_s", 0.0) for e in expand_stats)
-    write_stats(stats_dir, index, stats)
+    yield (SEEN, index, cfg.partitions, seen_count + len(new), blob, None, None, None, None)
 
 
 def _action_text(abytes) -> str:

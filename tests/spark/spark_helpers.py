@@ -11,6 +11,9 @@ from checker.registry import build, select_properties
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_MASTER = "local[2,3]"  # two cores, up to 3 attempts per task (for the retry tests)
+# levels of at least this many states are shuffled between partitions (the
+# engine's default is higher: the test specs' levels are small)
+SMALL_LEVEL = 50
 
 # kraft kip966, 2 brokers, one lossy shutdown: the complete state space (TLC:
 # 14,304 distinct states, 39 levels; reference config kip966-b2d1)

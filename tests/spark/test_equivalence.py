@@ -11,13 +11,15 @@ from checker.engine import CheckOptions
 from checker.errors import EngineEvaluationError
 from checker.spark import check_spark
 from checker.spec import load_spec
-from spark_helpers import KRAFT_QUICK, KRAFT_V35_LOSSY, LOCAL_MASTER, ROOT, assert_same, local_result
+from spark_helpers import (KRAFT_QUICK, KRAFT_V35_LOSSY, LOCAL_MASTER, ROOT, SMALL_LEVEL, assert_same,
+                           local_result)
 
 RANDGRAPH = {"Nodes": 300, "Degree": 3, "Initial": 1, "Targets": [250, 251, 252]}
 
 
 def run_both(config, options, tmp_path, **kwargs):
     local = local_result(config, options)
+    kwargs.setdefault("small_level", SMALL_LEVEL)
     spark = check_spark(config, options, master=LOCAL_MASTER, run_dir=tmp_path / "run", **kwargs)
     assert_same(local, spark)
     return local, spark
@@ -128,7 +130,23 @@ def test_reruns_write_the_same_levels(spark, tmp_path):
     runs = []
     for name in ("a", "b"):
         check_spark(config, CheckOptions(), master=LOCAL_MASTER, run_dir=tmp_path / name)
-        rows = spark.read.parquet(str(levels.parquet_dir(levels.level_dir(tmp_path / name, 6))))
-        runs.append(sorted(tuple(r) for r in rows.where("kind = 'states'")
-                           .select("part", "seq", "fps", "keys", "parents", "actions", "states").collect()))
+        files = levels.part_files(levels.level_dir(tmp_path / name, 6))
+        runs.append(sorted(tuple(r[c] for c in ("part", "seq", "fps", "keys", "parents", "actions", "states"))
+                           for f in files for r in levels.read_part(f) if r["kind"] == "states"))
     assert runs[0] == runs[1] and runs[0]
+
+
+@pytest.mark.parametrize("stop", [True, False])
+def test_kafka_violation_at_the_depth_bound(spark, tmp_path, stop):
+    """The bound level is checked while it is generated (it is never
+    expanded): the same first violation, counts and trace."""
+    config = {"model": "kraft", "variant": "v3_5", "constants": KRAFT_V35_LOSSY}
+    local, result = run_both(config, CheckOptions(stop_on_violation=stop, max_depth=4), tmp_path)
+    assert result.violated == ["NoCommittedRecordLostGlobally"] and result.depth == 4
+
+
+def test_sometimes_witnessed_at_the_depth_bound(spark, tmp_path):
+    config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
+    for depth in (3, 4, 5, 6):
+        local, result = run_both(config, CheckOptions(max_depth=depth), tmp_path / str(depth))
+    assert any(v is not None for v in result.sometimes.values())

@@ -14,8 +14,8 @@ import pytest
 from checker.engine import CheckOptions
 from checker.spark import RunInterrupted, check_spark, levels
 from checker.spark.errors import ResumeError
-from spark_helpers import (KRAFT_QUICK, LOCAL_MASTER, ROOT, assert_same, kmc_spark_command,
-                           local_result, run_cli)
+from spark_helpers import (KRAFT_QUICK, LOCAL_MASTER, ROOT, SMALL_LEVEL, assert_same,
+                           kmc_spark_command, local_result, run_cli)
 
 KRAFT_D12 = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
 
@@ -24,14 +24,16 @@ def test_resume_after_a_stop_gives_the_same_result(spark, tmp_path):
     options = CheckOptions(max_depth=12)
     run_dir = tmp_path / "run"
     with pytest.raises(RunInterrupted) as stopped:
-        check_spark(KRAFT_D12, options, master=LOCAL_MASTER, run_dir=run_dir, stop_after_level=6)
+        check_spark(KRAFT_D12, options, master=LOCAL_MASTER, run_dir=run_dir, stop_after_level=6,
+                    small_level=SMALL_LEVEL)
     assert stopped.value.exit_code == 130 and stopped.value.level == 6
     assert levels.committed_levels(run_dir) == list(range(7))
     stats = levels.read_stats(run_dir, 6)
     assert stats["level"] == 6 and not stats["done"]
     assert not any(p.name.startswith(".") for p in (run_dir / "levels").iterdir())
     # go on with other partition counts: the seen fingerprints are re-split
-    resumed = check_spark(KRAFT_D12, options, master=LOCAL_MASTER, resume=run_dir, partitions=3)
+    resumed = check_spark(KRAFT_D12, options, master=LOCAL_MASTER, resume=run_dir, partitions=3,
+                          small_level=SMALL_LEVEL)
     assert_same(local_result(KRAFT_D12, options), resumed)
     assert levels.committed_levels(run_dir) == list(range(13))
 
@@ -83,6 +85,6 @@ def test_a_failed_task_is_retried_without_losing_or_double_counting(spark, tmp_p
     marker = tmp_path / "failed"
     options = CheckOptions(max_depth=8)
     result = check_spark(KRAFT_D12, options, master=LOCAL_MASTER, run_dir=tmp_path / "run",
-                         inject_failure=(stage, level, 0, str(marker)))
+                         inject_failure=(stage, level, 0, str(marker)), small_level=SMALL_LEVEL)
     assert marker.read_text() == f"{stage} {level} 0\n"  # it did fail once
     assert_same(local_result(KRAFT_D12, options), result)

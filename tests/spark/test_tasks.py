@@ -1,0 +1,66 @@
+"""The executors' task functions, in-process (no Spark): the level files and
+the checks of the level at the depth bound."""
+from __future__ import annotations
+
+import json
+
+from checker.engine import ExpandContext, expand_chunk
+from checker.spark import codec, levels, tasks
+from model.base import EvaluationError
+
+
+def _cfg(partitions: int = 2) -> tasks.TaskConfig:
+    return tasks.TaskConfig(model="twophase", variant=_variant(),
+                            constants_json=json.dumps({"RMCount": 3}, sort_keys=True),
+                            properties=(), view=None, partitions=partitions)
+
+
+def _variant():
+    from checker import registry
+    return registry.variant_constants(registry.model_def("twophase"), None)[0]
+
+
+def test_level_files_round_trip(tmp_path):
+    rows = [(tasks.STATES, 1, 0, 2, b"\x01" * 16, codec.pack([b"\x00\x01", b"\x00\x02"]),
+             b"\x00" * 16, codec.pack([None, None]), codec.pack_states([[b"\xc0"], [b"\xc3"]])),
+            (tasks.SEEN, 1, 2, 2, b"\x01" * 16, None, None, None, None)]
+    path = levels.write_part(tmp_path, 1, rows)
+    assert levels.part_files(tmp_path) == [path]
+    back = list(levels.read_part(path))
+    assert [tuple(r[c] for c in levels.COLUMNS) for r in back] == rows
+    assert not [p for p in (tmp_path / "rows").iterdir() if p.name.endswith(".tmp")]
+
+
+def test_shuffled_records_round_trip():
+    records = [(7, b"\x00\x01\x00\x00", 3, b"a", [b"\x01", b"\x02"]),
+               (9, b"\x00\x01\x00\x01", 3, b"b", [b"\x01", b"\x03"])]
+    packed = tasks.pack_records(records, 64)
+    assert all(isinstance(x, bytes) for x in packed)
+    picks = [(records[1][1], 0, 1, 9), (records[0][1], 0, 0, 7)]
+    assert tasks.unpack_records([packed], picks, 64) == [
+        (9, records[1][1], 3, b"b", [b"\x01", b"\x03"]),
+        (7, records[0][1], 3, b"a", [b"\x01", b"\x02"])]
+
+
+def test_checks_at_the_bound_note_an_evaluation_error_instead_of_raising():
+    """A property that raises while the bound level is generated does not
+    stop the task: it is noted, and the driver then checks that level the
+    other way (rebuilding its states), which reports the error in BFS order."""
+    w = tasks.Worker(_cfg())
+    ctx = ExpandContext.create(w.model, [], 64)
+    entries = [ctx.entry(s) for s in w.model.init_states()]
+    res = expand_chunk(ctx, entries, {e[2] for e in entries})
+    keys = [codec.child_key(b"\x00\x00", i) for i in range(len(res.new))]
+
+    def raises(state):
+        raise EvaluationError("cannot evaluate")
+
+    w.always = [("Fine", lambda s: True), ("Raises", raises)]
+    checks = tasks._NextChecks(w, ())
+    checks.check(res.new, keys)
+    assert checks.failed and checks.violations == {}
+    w.always = [("Fine", lambda s: True), ("Never", lambda s: False)]
+    checks = tasks._NextChecks(w, ())
+    checks.check(res.new, keys)
+    assert not checks.failed
+    assert checks.violations == {"Never": [keys[0], codec.fp_to_str(res.new[0][2])]}
