@@ -161,19 +161,7 @@ class StateDecoder:
         if _MISSING not in hits and self.make is not None:
             return self.make([h[1] for h in hits]), [h[0] for h in hits]
         state = self.model.from_plain(decode_state(parts_to_bytes(parts)))
-        if self.make is None:
-            self.make = type(state)._make
-        canon = []
-        values = []
-        for c, p, v, h in zip(caches, parts, state, hits):
-            if h is _MISSING:
-                if len(c) >= self.LIMIT:
-                    c.clear()
-                h = c[p] = (p, v)
-                encode(v)
-            canon.append(h[0])
-            values.append(h[1])
-        return self.make(values), canon
+        return self._fill(parts, state, hits, True)
 
     def intern(self, parts: Sequence[bytes], state):
         """`state` (whose per-variable encodings are `parts`) made of the
@@ -183,13 +171,23 @@ class StateDecoder:
         hits = [c.get(p, _MISSING) for c, p in zip(caches, parts)]
         if _MISSING not in hits and self.make is not None:
             return self.make([h[1] for h in hits])
+        return self._fill(parts, state, hits, False)[0]
+
+    def _fill(self, parts, state, hits, encode_new: bool):
+        """(state made of cached values, canonical parts): the values not yet
+        cached are cached as they are (and encoded once, when rebuilt, so the
+        encoder knows them)."""
         if self.make is None:
             self.make = type(state)._make
+        canon = []
         values = []
-        for c, p, v, h in zip(caches, parts, state, hits):
+        for c, p, v, h in zip(self.caches, parts, state, hits):
             if h is _MISSING:
                 if len(c) >= self.LIMIT:
                     c.clear()
                 h = c[p] = (p, v)
+                if encode_new:
+                    encode(v)
+            canon.append(h[0])
             values.append(h[1])
-        return self.make(values)
+        return self.make(values), canon
