@@ -28,7 +28,9 @@ def _set_order(s) -> list:
     return sorted(s, key=encode)
 
 
-def render_value(v: Any) -> str:
+def render_scalar(v: Any) -> str | None:
+    """Nil, TRUE, FALSE or a model value's name, as TLA+ writes them; None
+    for any other value."""
     if v is None:
         return "Nil"
     if v is True:
@@ -37,6 +39,13 @@ def render_value(v: Any) -> str:
         return "FALSE"
     if isinstance(v, IntEnum):
         return v.name
+    return None
+
+
+def render_value(v: Any) -> str:
+    text = render_scalar(v)
+    if text is not None:
+        return text
     if isinstance(v, str):
         return '"' + v.replace('"', '\\"') + '"'
     if _is_namedtuple(v):

@@ -14,6 +14,7 @@ from enum import IntEnum
 from typing import Any
 
 from checker import itf
+from checker.render import render_scalar
 from checker.views import register
 from checker.views.base import Explanation, TraceView
 
@@ -120,14 +121,9 @@ def fmt_broker(b) -> str:
 
 def fmt(v: Any, fieldname: str = "") -> str:
     """A compact, readable rendering of a kraft value."""
-    if v is None:
-        return "Nil"
-    if v is True:
-        return "TRUE"
-    if v is False:
-        return "FALSE"
-    if isinstance(v, IntEnum):
-        return v.name
+    text = render_scalar(v)
+    if text is not None:
+        return text
     if isinstance(v, int):
         if fieldname == "leader" and v == NO_LEADER:
             return "none"

@@ -129,18 +129,6 @@ def no_committed_record_lost_globally(ctx: KraftContext):
         acked = s.inv_pos_acked
         if not acked:
             return True
-        data = s.partition_data
-        for v in acked:
-            found = False
-            for d in data:
-                for r in d.log:
-                    if r.value == v:
-                        found = True
-                        break
-                if found:
-                    break
-            if not found:
-                return False
-        return True
+        return acked <= {r.value for d in s.partition_data for r in d.log}
 
     return NoCommittedRecordLostGlobally

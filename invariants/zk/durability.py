@@ -50,20 +50,7 @@ def no_acked_record_lost(model):
         if not acked:
             return True
         logs = s.log
-        for a in acked:
-            if not a.keepers:
-                continue
-            v = a.value
-            found = False
-            for b in replicas:
-                for r in logs[b]:
-                    if r.value == v:
-                        found = True
-                        break
-                if found:
-                    break
-            if not found:
-                return False
-        return True
+        held = {r.value for b in replicas for r in logs[b]}
+        return all(a.value in held for a in acked if a.keepers)
 
     return NoAckedRecordLost

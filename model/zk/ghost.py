@@ -46,19 +46,13 @@ def acknowledge(acked: tuple, values, isr, logs) -> tuple:
     return tuple(new)
 
 
-def crash(acked: tuple, b: int, lost: frozenset, running) -> tuple:
-    """Broker b crashed (running[b] is already False) and lost the values in `lost`."""
-    if not acked:
-        return acked
+def _with_keepers(acked: tuple, new_keepers) -> tuple:
+    """`acked` with each record's keepers replaced by new_keepers(a); the same
+    tuple when no record's keepers changed (new_keepers returns a.keepers)."""
     changed = False
     new = []
     for a in acked:
-        keepers = a.keepers
-        if keepers:
-            if b in keepers and a.value in lost:
-                keepers = keepers - {b}
-            if not _running_keeper(keepers, running):
-                keepers = EMPTY
+        keepers = new_keepers(a)
         if keepers is not a.keepers:
             changed = True
             a = Acked(a.value, keepers)
@@ -66,33 +60,43 @@ def crash(acked: tuple, b: int, lost: frozenset, running) -> tuple:
     return tuple(new) if changed else acked
 
 
+def crash(acked: tuple, b: int, lost: frozenset, running) -> tuple:
+    """Broker b crashed (running[b] is already False) and lost the values in `lost`."""
+    if not acked:
+        return acked
+
+    def keepers(a):
+        k = a.keepers
+        if k:
+            if b in k and a.value in lost:
+                k = k - {b}
+            if not _running_keeper(k, running):
+                k = EMPTY
+        return k
+    return _with_keepers(acked, keepers)
+
+
 def restrict(acked: tuple, isr, running) -> tuple:
     """The ISR is now `isr`: keepers outside it stop being keepers."""
     if not acked:
         return acked
-    changed = False
-    new = []
-    for a in acked:
-        keepers = a.keepers
-        if keepers and not keepers <= isr:
-            keepers = keepers & isr
-            if not _running_keeper(keepers, running):
-                keepers = EMPTY
-            changed = True
-            a = Acked(a.value, keepers)
-        new.append(a)
-    return tuple(new) if changed else acked
+
+    def keepers(a):
+        k = a.keepers
+        if k and not k <= isr:
+            k = k & isr
+            if not _running_keeper(k, running):
+                k = EMPTY
+        return k
+    return _with_keepers(acked, keepers)
 
 
 def gain(acked: tuple, b: int, held) -> tuple:
     """ISR member b now holds the values in `held`: it keeps the protected ones."""
     if not acked:
         return acked
-    changed = False
-    new = []
-    for a in acked:
-        if a.keepers and b not in a.keepers and a.value in held:
-            a = Acked(a.value, a.keepers | {b})
-            changed = True
-        new.append(a)
-    return tuple(new) if changed else acked
+
+    def keepers(a):
+        k = a.keepers
+        return k | {b} if k and b not in k and a.value in held else k
+    return _with_keepers(acked, keepers)
