@@ -317,30 +317,38 @@ def level_gc():
         yield lambda: 0
         return
     gc.disable()
-    # another user of gc.freeze (a pre-fork server): leave its objects frozen
-    # and do not freeze (unfreeze would thaw them too)
-    freeze = gc.get_freeze_count() == 0
-    froze = False
-    calls = 0
-
-    def collect() -> None:
-        nonlocal calls, freeze, froze
-        if freeze and calls % _GC_SAMPLE:
-            gc.freeze()
-            froze = True
-        elif gc.collect(0) and freeze:
-            freeze = False  # cyclic garbage is being made: collect every chunk
-        elif freeze:
-            gc.freeze()
-            froze = True
-        calls += 1
-
+    pacer = GcPacer()
     try:
-        yield collect
+        yield pacer.collect
     finally:
-        if froze:
+        if pacer.froze:
             gc.unfreeze()
         gc.enable()
+
+
+class GcPacer:
+    """The pacing of level_gc's `collect()` (also the spark workers', whose
+    processes keep it across tasks): collect the youngest generation one
+    call in _GC_SAMPLE and freeze the survivors of the others, until a
+    collection finds cyclic garbage; from then on collect every call."""
+
+    def __init__(self):
+        # another user of gc.freeze (a pre-fork server): leave its objects
+        # frozen and do not freeze (unfreeze would thaw them too)
+        self.freeze = gc.get_freeze_count() == 0
+        self.froze = False
+        self.calls = 0
+
+    def collect(self) -> None:
+        if self.freeze and self.calls % _GC_SAMPLE:
+            gc.freeze()
+            self.froze = True
+        elif gc.collect(0) and self.freeze:
+            self.freeze = False  # cyclic garbage is being made: collect every call
+        elif self.freeze:
+            gc.freeze()
+            self.froze = True
+        self.calls += 1
 
 
 _GC_SAMPLE = 8  # with no cyclic garbage so far, collect one chunk in 8 (freeze the others)

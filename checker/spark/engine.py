@@ -52,7 +52,7 @@ from checker.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupte
 from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
 
 STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
-FORMAT = 1
+FORMAT = 2
 # a frontier below this is expanded in one task, into one partition, without
 # a shuffle: a shuffle and a second stage cost about as much as a level of a
 # few thousand states shares out over two cores (bench/README.md)

@@ -135,8 +135,22 @@ def _gc_off() -> None:
     """Python's cyclic collector stays off in a worker process (as
     checker.engine.level_gc keeps it off during a search): states are
     acyclic, yet automatic collections re-scan every cached state and part
-    again and again; a young collection ends each task instead."""
+    again and again; `_collect()` after each chunk of work paces it instead."""
     gc.disable()
+
+
+_pacer = None
+
+
+def _collect() -> None:
+    """checker.engine.GcPacer for this worker process (kept across tasks):
+    a young collection of everything a task made costs ~20 us per state,
+    so the survivors are frozen instead, unless cyclic garbage shows up."""
+    global _pacer
+    if _pacer is None:
+        from checker.engine import GcPacer
+        _pacer = GcPacer()
+    _pacer.collect()
 
 
 def _maybe_fail(cfg: TaskConfig, stage: str, level: int, index: int) -> None:
@@ -236,11 +250,12 @@ class _GuardedModel:
         return " ".join(f"evaluation error {where}: {e}; state: {_summary(failed_state)}".split())
 
 
-def _read_frontier(cfg: TaskConfig, rows: Iterable, seen_out: list | None = None,
-                   actions_out: list | None = None) -> list:
-    """The frontier entries (key, fp, parts, row, index in row) of level-file
-    rows in BFS order; seen rows go to seen_out (or are skipped); actions_out
-    gets each states row's packed actions (for error messages)."""
+def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
+                   seen_out: list | None = None, actions_out: list | None = None) -> list:
+    """The frontier entries (key, fp, state, canonical parts, row, index in
+    row) of level-file rows in BFS order, the states rebuilt by `decoder`;
+    seen rows go to seen_out (or are skipped); actions_out gets each states
+    row's packed actions (for error messages)."""
     entries = []
     for row in rows:
         kind = row["kind"]
@@ -250,8 +265,8 @@ def _read_frontier(cfg: TaskConfig, rows: Iterable, seen_out: list | None = None
             if actions_out is not None:
                 r = len(actions_out)
                 actions_out.append(row["actions"])
-            entries.extend(zip(codec.unpack(row["keys"]), fps, codec.unpack_states(row["states"]),
-                               repeat(r), count()))
+            entries.extend((key, fp, state, canon, r, i) for (key, fp, (state, canon), i) in
+                           zip(codec.unpack(row["keys"]), fps, decoder.decode_batch(row["states"]), count()))
         elif kind == SEEN and seen_out is not None:
             seen_out.append(row)
     entries.sort(key=itemgetter(0))  # BFS order: keys are distinct
@@ -334,10 +349,10 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
     _gc_off()
     try:
         w = worker(cfg)
-        ctx, guard, decode, encode_action = w.ctx, w.guard, w.decoder.decode, w.encode_action
+        ctx, guard, encode_action = w.ctx, w.guard, w.encode_action
         seen_rows: list = []
         actions: list = []
-        entries = _read_frontier(cfg, rows, seen_rows, actions)
+        entries = _read_frontier(cfg, rows, w.decoder, seen_rows, actions)
         if job.expand:
             yield from route_seen(cfg, seen_rows)
         stats["parents"] = len(entries)
@@ -356,8 +371,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
             part = entries[start:start + CHUNK]
             chunk = []
             halt = False
-            for key, fp, parts, r, i in part:
-                state, canon = decode(parts)
+            for key, fp, state, canon, r, i in part:
                 chunk.append((state, canon, fp))
                 if not (always or sometimes):
                     continue
@@ -421,12 +435,13 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
                     stats["deadlock"] = [part[dead[0]][0], codec.fp_to_str(part[dead[0]][1])]
                     if stop_on_violation:
                         expanding = False  # nothing after it in this stream can come first
+            _collect()
             if not (expanding or bounding or always or sometimes):
                 break
     except Exception as e:  # noqa: BLE001 - a model bug: reported, not retried
         stats["error"] = [b"", _crash(e), "crash"]
     finally:
-        gc.collect(0)
+        _collect()
     for q, bucket in enumerate(buckets):
         if bucket:
             yield (q, ("S", pack_records(bucket, cfg.bits)))
@@ -508,7 +523,7 @@ def merge_partition(cfg: TaskConfig, level: int, out_dir: str, index: int,
     try:
         yield from _merge(cfg, out_dir, index, items, started, combined)
     finally:
-        gc.collect(0)
+        _collect()
 
 
 def _merge(cfg: TaskConfig, out_dir: str, index: int, items: Iterable, started: float,
@@ -624,10 +639,9 @@ def recount_generated(cfg: TaskConfig, cut_parent: bytes, cut_fp: int | None, in
     fingerprint, select = ctx.fingerprint, ctx.select
     from checker.encoding import encode
     names: Counter = Counter()
-    for key, fp, parts, *_ in _read_frontier(cfg, rows):
+    for key, fp, state, canon, *_ in _read_frontier(cfg, rows, w.decoder):
         if key > cut_parent:
             break
-        state, canon = w.decoder.decode(parts)
         if key < cut_parent:
             names.update(a[0] for a, _ in w.model.successors(state))
             continue

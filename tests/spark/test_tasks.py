@@ -64,3 +64,43 @@ def test_checks_at_the_bound_note_an_evaluation_error_instead_of_raising():
     checks.check(res.new, keys)
     assert not checks.failed
     assert checks.violations == {"Never": [keys[0], codec.fp_to_str(res.new[0][2])]}
+
+
+def test_state_batches_pack_by_column():
+    """pack_states stores each variable's distinct parts once (a one-part
+    column without indices) and unpacks to the same parts lists; more than
+    65,535 distinct parts of a variable take 32-bit indices."""
+    states = [[b"\xc0", bytes([i % 3]), b"\x01"] for i in range(10)]
+    packed = codec.pack_states(states)
+    n, cols = codec.unpack_columns(packed)
+    assert n == 10 and [idx is None for _, idx in cols] == [True, False, True]
+    assert cols[1][0] == [b"\x00", b"\x01", b"\x02"]
+    assert codec.unpack_states(packed) == states
+    many = [[i.to_bytes(3, "big"), b"x"] for i in range(70_000)]
+    n, cols = codec.unpack_columns(codec.pack_states(many))
+    assert cols[0][1].typecode == "I"
+    assert codec.unpack_states(codec.pack_states(many)) == many
+    assert codec.unpack_states(codec.pack_states([])) == []
+
+
+def test_batch_decode_is_decode_state_by_state():
+    """StateDecoder.decode_batch rebuilds a batch column by column: the same
+    states and canonical parts as decode() one by one, with some parts in
+    the cache already and some not."""
+    from checker import registry
+    from checker.encoding import encode_state
+    model, _ = registry.build("kraft", "kip966", {})
+    ctx = ExpandContext.create(model, [], 64)
+    frontier = [ctx.entry(s) for s in model.init_states()]
+    seen = {e[2] for e in frontier}
+    for _ in range(4):
+        frontier = [(s, parts, fp) for s, parts, fp, _, _ in expand_chunk(ctx, frontier, seen).new]
+    parts = [list(encode_state(s)) for s, _, _ in frontier]
+    assert len(parts) > 100
+    warm = codec.StateDecoder(model)
+    for p in parts[:len(parts) // 2]:   # half the batch's values cached
+        warm.decode(p)
+    for decoder in (codec.StateDecoder(model), warm):
+        got = decoder.decode_batch(codec.pack_states(parts))
+        assert [s for s, _ in got] == [s for s, _, _ in frontier]
+        assert [c for _, c in got] == parts
