@@ -249,6 +249,7 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
     witnesses: list = []
     deadlocks: list = []
     action = succ = last = None
+    checking = False  # a property raising names the state it was checked on
     for ci, (parent, pparts, pfp) in enumerate(chunk):
         before = len(names)
         try:
@@ -272,6 +273,7 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
                 index = len(new)
                 new_append((succ, parts, fp, pfp, action))
                 bad = False
+                checking = True
                 for name, pred in always:
                     if not pred(succ):
                         violations.append((name, index))
@@ -280,11 +282,12 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
                     for item in [x for x in pending if x[1](succ)]:
                         witnesses.append((item[0], index))
                         pending.remove(item)
+                checking = False
                 if bad and stop:
                     return ChunkResult(new, violations, witnesses, deadlocks, names, True)
         except EvaluationError as e:
             failed_action = e.action if e.action is not None else (action if len(names) > before else None)
-            failed_state = e.state if e.state is not None else parent
+            failed_state = e.state if e.state is not None else (succ if checking else parent)
             where = f"in action {failed_action}" if failed_action is not None else "while enumerating successors"
             raise EngineEvaluationError(f"evaluation error {where}: {e}; state: {_summary(failed_state)}",
                                         action=failed_action, state=failed_state) from e

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 
 from invariants.registry import register
-from model.base import ALWAYS, SOMETIMES, Property
+from model.base import ALWAYS, SOMETIMES, EvaluationError, Property
 from model.examples.twophase import Msg, MsgType, RMState, TMState
 
 
@@ -53,8 +53,14 @@ def diehard_properties(model) -> list[Property]:
 @register("randgraph")
 def randgraph_properties(model) -> list[Property]:
     targets = model.targets
+
+    def NotTarget(s) -> bool:
+        if s.node == model.check_error_node:
+            raise EvaluationError(f"NotTarget cannot be evaluated on node {s.node}")
+        return s.node not in targets
+
     return [
-        Property("NotTarget", ALWAYS, lambda s: s.node not in targets, "no target node is reached"),
+        Property("NotTarget", ALWAYS, NotTarget, "no target node is reached"),
         Property("NotOdd", ALWAYS, lambda s: s.node % 2 == 0 or s.node < 2, "no odd node >= 2 is reached"),
         Property("ReachesLast", SOMETIMES, lambda s: s.node == model.nodes - 1, "the last node is reachable"),
     ]

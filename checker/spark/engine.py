@@ -103,6 +103,9 @@ class _Totals:
     states_left: int = 0
     level_times: list = field(default_factory=list)   # see SparkSearch.run
     pending: dict | None = None   # the newest level's stream, settled once that level is checked
+    # the depth bound's checks made while it was generated (its states are
+    # not in its files): [level, {property: [key hex, fp]} violated, witnessed]
+    bound_checks: list | None = None
 
     def to_json(self) -> dict:
         out = {"format": FORMAT, **self.__dict__}
@@ -414,7 +417,9 @@ class SparkSearch:
             bound_deadlocks=not expand and o.check_deadlock,
             pending=tuple(n for n, d in totals.sometimes.items() if d is None),
             check_next=(expand and o.max_depth is not None and L + 1 >= o.max_depth
-                        and not o.check_deadlock))
+                        and not o.check_deadlock),
+            keep_parts=not (expand and o.max_depth is not None and L + 1 >= o.max_depth
+                            and not o.check_deadlock))
 
     def _level(self, totals: _Totals) -> tuple[_Totals, bool]:
         """Job L: check level L, expand it into the temp level L+1. Returns the
@@ -424,24 +429,19 @@ class SparkSearch:
                                  totals.per_level_distinct[L - 1] if L > 0 else 0)
         cfg = self.cfg = dataclasses.replace(self.cfg, partitions=P)
         job = self._job_for(totals, expand=True)
-        here = levels.level_dir(self.run_dir, L)
         tmp = levels.tmp_level_dir(self.run_dir, L + 1)
-        out_dir = str(tmp)
-        shutil.rmtree(tmp, ignore_errors=True)
-        if P == 1 and len(levels.part_files(here)) == 1:  # a small level: one task, no shuffle
-            merged = self._read(here, partial(tasks.expand_merge_partition, cfg, job, out_dir))
-        else:
-            merged = (self._read(here, partial(tasks.expand_partition, cfg, job))
-                      .partitionBy(P, tasks.route)
-                      .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, L + 1, out_dir)))
-        parts = sorted(self._job(f"expanding level {L}", merged.collect), key=itemgetter("part"))
-        if len(parts) != P or len(levels.part_files(tmp)) != P:
-            raise SparkJobError(f"level {L + 1}: {len(parts)} statistics files for {P} partitions")
+        parts = self._expand_job(cfg, job, tmp)
         expand = [e for p in parts for e in p["expand"]]
+        self._next_checks = self._gather_next(job, L + 1, expand)
+        if self._next_checks is None and not job.keep_parts:
+            # a property raised while the bound level was generated: again with
+            # its states, which the driver then rebuilds to check them
+            job = dataclasses.replace(job, keep_parts=True)
+            parts = self._expand_job(cfg, job, tmp)
+            expand = [e for p in parts for e in p["expand"]]
         self._last_cpu = (sum(e.get("cpu_s", 0.0) for e in expand), sum(p.get("cpu_s", 0.0) for p in parts))
         checks = self._gather(expand)
         checks["stream_errors"] += [tuple(p["error"]) for p in parts if p["error"]]
-        self._next_checks = self._gather_next(job, L + 1, expand)
         t = self._settle(totals, checks)
         if t.done:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -458,7 +458,28 @@ class SparkSearch:
         t.per_level_distinct.append(sum(p["new"] for p in parts))
         t.level = L + 1
         t.partitions = P
+        if self._next_checks is not None:  # kept for a resume at the bound
+            lv, violations, witnesses = self._next_checks
+            t.bound_checks = [lv, {n: [k.hex(), fp] for n, (k, fp) in violations.items()},
+                              {n: [k.hex(), fp] for n, (k, fp) in witnesses.items()}]
         return t, True
+
+    def _expand_job(self, cfg: tasks.TaskConfig, job: tasks.LevelJob, tmp: Path) -> list[dict]:
+        """Run job L into the temp level folder: its partitions' statistics."""
+        L = job.level
+        here = levels.level_dir(self.run_dir, L)
+        out_dir = str(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
+        if cfg.partitions == 1 and len(levels.part_files(here)) == 1:  # a small level: one task, no shuffle
+            merged = self._read(here, partial(tasks.expand_merge_partition, cfg, job, out_dir))
+        else:
+            merged = (self._read(here, partial(tasks.expand_partition, cfg, job))
+                      .partitionBy(cfg.partitions, tasks.route)
+                      .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, L + 1, out_dir)))
+        parts = sorted(self._job(f"expanding level {L}", merged.collect), key=itemgetter("part"))
+        if len(parts) != cfg.partitions or len(levels.part_files(tmp)) != cfg.partitions:
+            raise SparkJobError(f"level {L + 1}: {len(parts)} statistics files for {cfg.partitions} partitions")
+        return parts
 
     @staticmethod
     def _gather_next(job: tasks.LevelJob, level: int, expand: list[dict]):
@@ -601,6 +622,10 @@ class SparkSearch:
         (checker.engine.Search._deadlocks_at_bound, after the levels)."""
         L = totals.level
         nxt = self._next_checks
+        if nxt is None and totals.bound_checks is not None:  # a resumed run
+            lv, violations, witnesses = totals.bound_checks
+            nxt = (lv, {n: [bytes.fromhex(k), fp] for n, (k, fp) in violations.items()},
+                   {n: [bytes.fromhex(k), fp] for n, (k, fp) in witnesses.items()})
         if not totals.per_level_distinct[L]:
             checks = dict(self._NOTHING)
         elif bound and nxt is not None and nxt[0] == L and not self.options.check_deadlock:

@@ -265,6 +265,8 @@ def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
             if actions_out is not None:
                 r = len(actions_out)
                 actions_out.append(row["actions"])
+            if row["states"] is None:
+                raise ValueError("this level was written without its states (the depth bound)")
             entries.extend((key, fp, state, canon, r, i) for (key, fp, (state, canon), i) in
                            zip(codec.unpack(row["keys"]), fps, decoder.decode_batch(row["states"]), count()))
         elif kind == SEEN and seen_out is not None:
@@ -287,6 +289,10 @@ class LevelJob:
     # the next level is the depth bound (never expanded, so never rebuilt):
     # check its states as they are generated, as the local engine does
     check_next: bool = False
+    # the successors' parts travel and are written (False at the bound when
+    # its states are checked as generated: nobody rebuilds them, and the
+    # parts were most of the shuffled and written bytes of the largest level)
+    keep_parts: bool = True
 
 
 class _NextChecks:
@@ -420,7 +426,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
                         keys.append(skey)
                     rank += 1
                     if len(bucket) >= BATCH:
-                        yield (sfp % P, ("S", pack_records(bucket, cfg.bits)))
+                        yield (sfp % P, ("S", pack_records(bucket, cfg.bits, job.keep_parts)))
                         buckets[sfp % P] = []
                 if nxt is not None and not nxt.failed:
                     nxt.check(res.new, keys)
@@ -444,7 +450,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
         _collect()
     for q, bucket in enumerate(buckets):
         if bucket:
-            yield (q, ("S", pack_records(bucket, cfg.bits)))
+            yield (q, ("S", pack_records(bucket, cfg.bits, job.keep_parts)))
     if nxt is not None:
         stats["next"] = {"violations": nxt.violations, "witnesses": nxt.witnesses, "failed": nxt.failed}
     stats["generated"] = sum(names.values())
@@ -570,16 +576,17 @@ def _merge(cfg: TaskConfig, out_dir: str, index: int, items: Iterable, started: 
     yield stats
 
 
-def pack_records(records: list, bits: int) -> tuple:
+def pack_records(records: list, bits: int, keep_parts: bool = True) -> tuple:
     """A batch of successor records (fp, key, parent fp, action bytes, parts)
     as five bytes objects for the shuffle: pickling them is a copy, where
     pickling the records costs more than a tenth of the expansion; sibling
-    successors' equal parts are stored once (codec.pack_states)."""
+    successors' equal parts are stored once (codec.pack_states). Without
+    keep_parts the parts are left out (None)."""
     return (codec.pack_fps([r[0] for r in records], bits),
             codec.pack([r[1] for r in records]),
             codec.pack_fps([r[2] for r in records], bits),
             codec.pack([r[3] for r in records]),
-            codec.pack_states([r[4] for r in records]))
+            codec.pack_states([r[4] for r in records]) if keep_parts else None)
 
 
 def unpack_records(batches: list, picks: list, bits: int) -> list:
@@ -591,15 +598,16 @@ def unpack_records(batches: list, picks: list, bits: int) -> list:
         batch = opened.get(b)
         if batch is None:
             payload = batches[b]
-            batch = opened[b] = (codec.unpack_fps(payload[2], bits), codec.unpack(payload[3]),
-                                 codec.unpack_states(payload[4]))
-        out.append((fp, key, batch[0][i], batch[1][i], batch[2][i]))
+            parts = codec.unpack_states(payload[4]) if payload[4] is not None else None
+            batch = opened[b] = (codec.unpack_fps(payload[2], bits), codec.unpack(payload[3]), parts)
+        out.append((fp, key, batch[0][i], batch[1][i], batch[2][i] if batch[2] is not None else None))
     return out
 
 
 def level_rows(cfg: TaskConfig, index: int, new: list, seen_blobs: list, seen_count: int) -> Iterator[tuple]:
     """The rows of one partition of a level: its new states, (fp, key, parent
-    fp, action bytes, parts) in BFS order, by batches; then its seen row."""
+    fp, action bytes, parts) in BFS order, by batches; then its seen row.
+    States whose parts were left out (the depth bound) have None there."""
     bits = cfg.bits
     for seq, start in enumerate(range(0, len(new), BATCH)):
         batch = new[start:start + BATCH]
@@ -608,7 +616,7 @@ def level_rows(cfg: TaskConfig, index: int, new: list, seen_blobs: list, seen_co
                codec.pack([r[1] for r in batch]),
                codec.pack_fps([r[2] for r in batch], bits),
                codec.pack([r[3] for r in batch]),
-               codec.pack_states([r[4] for r in batch]))
+               codec.pack_states([r[4] for r in batch]) if batch[0][4] is not None else None)
     blob = b"".join(seen_blobs) + codec.pack_fps([r[0] for r in new], bits)
     yield (SEEN, index, cfg.partitions, seen_count + len(new), blob, None, None, None, None)
 

@@ -20,11 +20,12 @@ class RandGraph:
     action_names = ("Move",)
 
     def __init__(self, variant: str, nodes: int, degree: int, seed: int, initial: int,
-                 targets: frozenset, error_node: int):
+                 targets: frozenset, error_node: int, check_error_node: int = -1):
         self.variant = variant
         self.nodes = nodes
         self.targets = targets
         self.error_node = error_node
+        self.check_error_node = check_error_node
         self.initial = initial
         rng = random.Random(seed)
         # out-degree 0..degree; node ids 0..nodes-1
@@ -49,7 +50,7 @@ def build(variant: str, c: dict) -> RandGraph:
     if c["Nodes"] < 1 or c["Initial"] < 1 or c["Initial"] > c["Nodes"] or c["Degree"] < 0:
         raise ModelConfigError("need Nodes >= Initial >= 1 and Degree >= 0")
     return RandGraph(variant, c["Nodes"], c["Degree"], c["Seed"], c["Initial"],
-                     frozenset(c["Targets"]), c["ErrorNode"])
+                     frozenset(c["Targets"]), c["ErrorNode"], c["CheckErrorNode"])
 
 
 register(ModelDef(
@@ -62,6 +63,7 @@ register(ModelDef(
         Constant("Initial", int, 1, "nodes 0..Initial-1 are initial states"),
         Constant("Targets", (list, int), [], "nodes the invariant NotTarget forbids"),
         Constant("ErrorNode", int, -1, "expanding this node raises EvaluationError"),
+        Constant("CheckErrorNode", int, -1, "checking NotTarget on this node raises EvaluationError"),
     )},
     build=build,
 ))

@@ -150,3 +150,33 @@ def test_sometimes_witnessed_at_the_depth_bound(spark, tmp_path):
     for depth in (3, 4, 5, 6):
         local, result = run_both(config, CheckOptions(max_depth=depth), tmp_path / str(depth))
     assert any(v is not None for v in result.sometimes.values())
+
+
+@pytest.mark.parametrize("beyond", [0, 1])
+def test_property_error_at_the_depth_bound(spark, tmp_path, beyond):
+    """The bound level's states are not written (they are checked while
+    generated); a property that raises there makes the driver run that job
+    again with the states and check them, reporting the local engine's error.
+    (beyond=1: the error is met checking a rebuilt level, before the bound.)"""
+    from collections import deque
+    from checker import registry
+    model, _ = registry.build("randgraph", "standard", {**RANDGRAPH, "Seed": 1})
+    depth = {0: 0}
+    todo = deque([0])
+    while todo:
+        n = todo.popleft()
+        for m in model.edges[n]:
+            if m not in depth:
+                depth[m] = depth[n] + 1
+                todo.append(m)
+    node = max(depth, key=lambda n: (depth[n], n))
+    assert depth[node] >= 4
+    config = {"model": "randgraph", "invariants": ["NotTarget"],
+              "constants": {**RANDGRAPH, "Seed": 1, "Targets": [], "CheckErrorNode": node}}
+    options = CheckOptions(max_depth=depth[node] + beyond)
+    with pytest.raises(EngineEvaluationError) as local_error:
+        local_result(config, options)
+    with pytest.raises(EngineEvaluationError) as spark_error:
+        check_spark(config, options, master=LOCAL_MASTER, run_dir=tmp_path / "run", small_level=SMALL_LEVEL)
+    assert str(spark_error.value) == str(local_error.value)
+    assert f"on node {node}" in str(spark_error.value)

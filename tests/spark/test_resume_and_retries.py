@@ -88,3 +88,20 @@ def test_a_failed_task_is_retried_without_losing_or_double_counting(spark, tmp_p
                          inject_failure=(stage, level, 0, str(marker)), small_level=SMALL_LEVEL)
     assert marker.read_text() == f"{stage} {level} 0\n"  # it did fail once
     assert_same(local_result(KRAFT_D12, options), result)
+
+
+def test_resume_at_the_depth_bound(spark, tmp_path):
+    """The bound level is written without its states (they were checked as
+    they were generated, and those checks are in its statistics): a run
+    stopped there resumes to the same result."""
+    options = CheckOptions(max_depth=6)
+    run_dir = tmp_path / "run"
+    with pytest.raises(RunInterrupted):
+        check_spark(KRAFT_D12, options, master=LOCAL_MASTER, run_dir=run_dir, stop_after_level=6,
+                    small_level=SMALL_LEVEL)
+    stats = levels.read_stats(run_dir, 6)
+    assert stats["bound_checks"][0] == 6 and not stats["done"]
+    rows = [r for f in levels.part_files(levels.level_dir(run_dir, 6)) for r in levels.read_part(f)]
+    assert rows and all(r["states"] is None for r in rows if r["kind"] == "states")
+    resumed = check_spark(KRAFT_D12, options, master=LOCAL_MASTER, resume=run_dir, small_level=SMALL_LEVEL)
+    assert_same(local_result(KRAFT_D12, options), resumed)
