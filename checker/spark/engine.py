@@ -25,7 +25,9 @@ expansion of level L-1) is settled after job L: its first event in BFS order
 engine stops when it stops at the first violation, and the counts of level L
 are then recounted up to that event. The level at the depth bound is never
 expanded: its states are checked as job L-1 generates them (no job rebuilds
-them), unless deadlocks are checked there or a property raised.
+them, so they are neither shuffled nor written: the level's files keep what
+traces and counts need), unless deadlocks are checked there or a property
+raised (job L-1 then runs again with the states).
 """
 from __future__ import annotations
 

@@ -8,7 +8,9 @@
                                         them); rows by `kind`:
         states   up to 2048 new states: packed fingerprints, BFS keys, parent
                  fingerprints, actions (msgpack), states (per-variable canonical
-                 msgpack encodings); `part` = fingerprint partition
+                 msgpack encodings, by column: codec.pack_states; None at the
+                 depth bound, whose states are checked as they are generated
+                 and never rebuilt); `part` = fingerprint partition
         seen     every fingerprint seen so far in that partition (`seq` = the
                  partition count it was split with)
     <run>/levels/level-00007/stats/     per partition, the level's statistics (msgpack)
