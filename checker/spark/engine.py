@@ -414,14 +414,15 @@ class SparkSearch:
     def _job_for(self, totals: _Totals, expand: bool) -> tasks.LevelJob:
         L = totals.level
         o = self.options
+        # the next level is the bound, checked as generated (unless its
+        # deadlocks are looked for: that needs its states)
+        next_is_bound = (expand and o.max_depth is not None and L + 1 >= o.max_depth
+                         and not o.check_deadlock)
         return tasks.LevelJob(
             level=L, check=L > 0, expand=expand,
             bound_deadlocks=not expand and o.check_deadlock,
             pending=tuple(n for n, d in totals.sometimes.items() if d is None),
-            check_next=(expand and o.max_depth is not None and L + 1 >= o.max_depth
-                        and not o.check_deadlock),
-            keep_parts=not (expand and o.max_depth is not None and L + 1 >= o.max_depth
-                            and not o.check_deadlock))
+            check_next=next_is_bound, keep_parts=not next_is_bound)
 
     def _level(self, totals: _Totals) -> tuple[_Totals, bool]:
         """Job L: check level L, expand it into the temp level L+1. Returns the
