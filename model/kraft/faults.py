@@ -14,11 +14,12 @@ from model.kraft.state import INT_MAX, BrokerState, BrokerStatus, except_at, wit
 OFFLINE_CLEAN = BrokerStatus.OFFLINE_CLEAN
 
 
-def _shutdown(k, s, b, act, new_broker_state, lossy, ctr_field, out):
-    """The effect shared by both shutdowns; `lossy` also wipes log and LESO."""
-    i = b - 1
+def stop_changes(k, s, b, new_broker_state, ctr_field) -> dict:
+    """The changes every stop of broker b makes (also the storage variants'):
+    its broker state, its fetch sessions dropped, its partition role and
+    in-memory replica state gone, the stop counted."""
     msgs, disc, fetchers = drop_fetch_sessions(k, s, b)
-    ch = {
+    return {
         "broker_state": except_at(s.broker_state, b, new_broker_state),
         "messages": msgs, "messages_discard": disc, "broker_fetchers": fetchers,
         "partition_status": except_at(s.partition_status, b, None),
@@ -27,20 +28,36 @@ def _shutdown(k, s, b, act, new_broker_state, lossy, ctr_field, out):
         "aux_ctrs": s.aux_ctrs._replace(**{ctr_field: getattr(s.aux_ctrs, ctr_field) + 1}),
         "aux_flo": except_at(s.aux_flo, b, INT_MAX),
     }
-    if lossy:  # the whole log is lost, not just an unflushed tail
-        ch["partition_data"] = except_at(s.partition_data, b, k.empty_data)
-        ch["partition_leso"] = except_at(s.partition_leso, b, None)
+
+
+def fail_and_fence(k, s, b, ch, fence: bool = True) -> list:
+    """The end of a stop: FailPendingWritesIfLeader, then (fence) the
+    controller fences b in the same step. One successor per election option."""
+    i = b - 1
     d = s.partition_data[i]
     if s.partition_status[i] == LEADER and d.hwm < d.leo:  # FailPendingWritesIfLeader
         fail_pending_writes(s, b, ch)
+    if not fence:
+        return [with_changes(s, ch)]
     options, new_unfenced = handle_broker_fenced(k, s, b)
     reg = s.con_broker_reg[i]
     ch["con_broker_reg"] = except_at(s.con_broker_reg, b, reg._replace(status=FENCED))
     ch["con_unfenced"] = new_unfenced
+    out = []
     for cpm, log in options:
         ch["con_partition_metadata"] = cpm
         ch["con_metadata_log"] = log
-        out.append((act, with_changes(s, ch)))
+        out.append(with_changes(s, ch))
+    return out
+
+
+def _shutdown(k, s, b, act, new_broker_state, lossy, ctr_field, out):
+    """The effect shared by both shutdowns; `lossy` also wipes log and LESO."""
+    ch = stop_changes(k, s, b, new_broker_state, ctr_field)
+    if lossy:  # the whole log is lost, not just an unflushed tail
+        ch["partition_data"] = except_at(s.partition_data, b, k.empty_data)
+        ch["partition_leso"] = except_at(s.partition_leso, b, None)
+    out.extend((act, t) for t in fail_and_fence(k, s, b, ch))
 
 
 def lossy_shutdown(k, s, b, mt, out):

@@ -41,14 +41,12 @@ from __future__ import annotations
 from itertools import combinations
 
 from model.base import Action
-from model.kraft import controller, fetch, recovery
+from model.kraft import controller, faults, fetch, recovery
 from model.kraft.config import resolve
 from model.kraft.controller import FENCED, UNFENCED, handle_broker_fenced
-from model.kraft.fetch import drop_fetch_sessions
 from model.kraft.model import _MSG_TYPES, EMPTY, KraftModel
-from model.kraft.replica import LEADER, NO_PENDING_AP, fail_pending_writes
 from model.kraft.state import (
-    INT_MAX, STORAGE_VARIABLES, VARIABLES, BrokerState, BrokerStatus, Ghost, KraftStorageState,
+    STORAGE_VARIABLES, VARIABLES, BrokerState, BrokerStatus, Ghost, KraftStorageState,
     LogInfo, MsgType, PartitionData, RecoveryMsgType, RecoveryReport, StorageCtrs, UncleanRecovery, except_at,
     with_changes)
 
@@ -150,38 +148,15 @@ def background_flush(k, s, b, mt, out):
 def _stop(k, s, b, new_bs, data, flushed, ckpt, ghost, ctr_field, fence):
     """The effect shared by the three stops; returns the list of successors
     (several only when the controller elects among candidates: fence)."""
-    i = b - 1
-    msgs, disc, fetchers = drop_fetch_sessions(k, s, b)
-    ctrs = s.aux_ctrs
-    ch = {
-        "broker_state": except_at(s.broker_state, b, new_bs),
-        "messages": msgs, "messages_discard": disc, "broker_fetchers": fetchers,
-        "partition_status": except_at(s.partition_status, b, None),
-        "partition_replica_state": except_at(s.partition_replica_state, b, k.blank_replica_row),
-        "partition_pending_ap": except_at(s.partition_pending_ap, b, NO_PENDING_AP),
+    ch = faults.stop_changes(k, s, b, new_bs, ctr_field)
+    ch.update({
         "partition_leso": except_at(s.partition_leso, b, None),  # in memory only
-        "aux_ctrs": ctrs._replace(**{ctr_field: getattr(ctrs, ctr_field) + 1}),
-        "aux_flo": except_at(s.aux_flo, b, INT_MAX),
         "partition_data": except_at(s.partition_data, b, data),
         "partition_flushed": except_at(s.partition_flushed, b, flushed),
         "partition_hwm_checkpoint": except_at(s.partition_hwm_checkpoint, b, ckpt),
         "ghost_unclean": except_at(s.ghost_unclean, b, ghost),
-    }
-    d = s.partition_data[i]
-    if s.partition_status[i] == LEADER and d.hwm < d.leo:  # FailPendingWritesIfLeader
-        fail_pending_writes(s, b, ch)
-    if not fence:
-        return [with_changes(s, ch)]
-    options, new_unfenced = handle_broker_fenced(k, s, b)
-    reg = s.con_broker_reg[i]
-    ch["con_broker_reg"] = except_at(s.con_broker_reg, b, reg._replace(status=FENCED))
-    ch["con_unfenced"] = new_unfenced
-    out = []
-    for cpm, log in options:
-        ch["con_partition_metadata"] = cpm
-        ch["con_metadata_log"] = log
-        out.append(with_changes(s, ch))
-    return out
+    })
+    return faults.fail_and_fence(k, s, b, ch, fence)
 
 
 def controlled_shutdown(k, s, b, mt, out):
