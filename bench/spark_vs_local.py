@@ -70,11 +70,24 @@ def main() -> int:
         out["spark_jvm_cpu_s"] = jvm_cpu_s()
         out["spark_startup_s"] = search.startup_s
         stats = json.loads((work / "run" / "levels" / f"level-{r.depth:05d}" / "stats.json").read_text())
-        out["levels"] = [dict(zip(("level", "wall_s", "expanded", "expand_cpu_s", "merge_cpu_s"), lt))
+        out["levels"] = [dict(zip(("level", "wall_s", "expanded", "expand_cpu_s", "merge_cpu_s", "where"), lt))
                          for lt in stats["level_times"]]
+        out["expand_cpu_phases_s"] = phases(work / "run")
         print(f"spark: {r.distinct:,} distinct, {r.generated:,} generated in {out['spark_s']:.1f}s "
-              f"(startup {search.startup_s:.1f}s)", flush=True)
+              f"(executors ready after {search.startup_s:.1f}s)", flush=True)
         return r
+
+    def phases(run_dir):
+        """The expand tasks' thread CPU by phase (tasks.expand_partition), summed
+        over the levels."""
+        from checker.spark import levels
+        total: dict = {}
+        for lv in levels.committed_levels(run_dir):
+            for part in levels.read_partition_stats(levels.level_dir(run_dir, lv)):
+                for e in part.get("expand", []):
+                    for k, v in e.get("cpu_phases", {}).items():
+                        total[k] = round(total.get(k, 0.0) + v, 3)
+        return total
 
     def jvm_cpu_s():
         """CPU time of the driver JVM (in local mode also the executor: task
@@ -97,34 +110,45 @@ def main() -> int:
     out["distinct"] = local.distinct
     out["generated"] = local.generated
 
-    compute = out["spark_s"] - out["spark_startup_s"]
     out["speedup"] = out["local_s"] / out["spark_s"]
-    out["speedup_without_startup"] = out["local_s"] / compute
     print()
     levels_s = sum(lv["wall_s"] for lv in out["levels"])
-    out["spark_last_level_s"] = compute - levels_s  # the bound level's checks, the result
-    out["spark_executor_cpu_s"] = sum(lv["expand_cpu_s"] + lv["merge_cpu_s"] for lv in out["levels"])
-    print(f"{'level':>5} {'expanded':>9} {'wall s':>7} {'cpu s':>7} {'overhead s':>10}")
+    # level 0, the run folder, the bound level's checks, the result and its traces
+    out["spark_outside_levels_s"] = out["spark_s"] - levels_s
+    out["spark_executor_cpu_s"] = sum(lv["expand_cpu_s"] + lv["merge_cpu_s"] for lv in out["levels"]
+                                      if lv.get("where") != "driver")
+    print(f"{'level':>5} {'where':>6} {'expanded':>9} {'wall s':>7} {'cpu s':>7} {'overhead s':>10}")
     for lv in out["levels"]:
         cpu = lv["expand_cpu_s"] + lv["merge_cpu_s"]
-        lv["overhead_s"] = max(0.0, lv["wall_s"] - cpu / args.cores)
-        print(f"{lv['level']:>5} {lv['expanded']:>9,} {lv['wall_s']:>7.2f} {cpu:>7.2f} {lv['overhead_s']:>10.2f}")
-    warm_small = [lv["wall_s"] for lv in out["levels"][1:] if lv["expanded"] < 1000]
+        # the driver runs a level on one core (while the JVM starts on the other)
+        cores = 1 if lv.get("where") == "driver" else args.cores
+        lv["overhead_s"] = max(0.0, lv["wall_s"] - cpu / cores)
+        print(f"{lv['level']:>5} {lv.get('where', 'spark'):>6} {lv['expanded']:>9,} {lv['wall_s']:>7.2f} "
+              f"{cpu:>7.2f} {lv['overhead_s']:>10.2f}")
+    on_spark = [lv for lv in out["levels"] if lv.get("where") != "driver"]
+    in_driver = [lv for lv in out["levels"] if lv.get("where") == "driver"]
+    warm_small = [lv["wall_s"] for lv in on_spark[1:] if lv["expanded"] < 1000]
     out["small_level_wall_s"] = sorted(warm_small)[len(warm_small) // 2] if warm_small else None
-    out["mean_overhead_s"] = sum(lv["overhead_s"] for lv in out["levels"]) / max(1, len(out["levels"]))
+    # the first level on Spark also waits for the executors (when the driver ran levels meanwhile)
+    warm = on_spark[1:] if in_driver else on_spark
+    out["mean_overhead_s"] = sum(lv["overhead_s"] for lv in warm) / max(1, len(warm))
+    out["max_overhead_s"] = max((lv["overhead_s"] for lv in warm), default=0.0)
     print()
     print(f"local engine      {out['local_s']:8.1f} s")
-    print(f"spark engine      {out['spark_s']:8.1f} s  (startup {out['spark_startup_s']:.1f} s, "
-          f"levels {compute:.1f} s)")
-    print(f"speedup           {out['speedup']:8.2f} x  ({out['speedup_without_startup']:.2f} x without startup)")
+    print(f"spark engine      {out['spark_s']:8.1f} s  (executors ready after {out['spark_startup_s']:.1f} s; "
+          f"the driver ran {len(in_driver)} levels meanwhile; outside the levels {out['spark_outside_levels_s']:.1f} s)")
+    print(f"speedup           {out['speedup']:8.2f} x")
     if out["small_level_wall_s"] is not None:
-        print(f"small level (warm, < 1,000 states expanded): {out['small_level_wall_s']:.2f} s wall (median)")
-    print(f"per-level overhead (wall - cpu/{args.cores}): {out['mean_overhead_s']:.2f} s on average")
-    print(f"after the last expansion (bound level, result): {out['spark_last_level_s']:.1f} s")
+        print(f"small level on Spark (warm, < 1,000 states expanded): {out['small_level_wall_s']:.2f} s wall (median)")
+    print(f"per-level overhead on warm Spark (wall - cpu/{args.cores}): {out['mean_overhead_s']:.2f} s on average, "
+          f"{out['max_overhead_s']:.2f} s at most")
     jvm = out["spark_jvm_cpu_s"]
     print(f"CPU: local engine {out['local_cpu_s']:.1f} s; spark executors (task threads) "
-          f"{out['spark_executor_cpu_s']:.1f} s, driver Python {out['spark_driver_cpu_s']:.1f} s, "
+          f"{out['spark_executor_cpu_s']:.1f} s, driver Python {out['spark_driver_cpu_s']:.1f} s "
+          f"(its levels {sum(lv['expand_cpu_s'] + lv['merge_cpu_s'] for lv in in_driver):.1f} s), "
           f"JVM {'?' if jvm is None else f'{jvm:.1f}'} s")
+    print("spark expand tasks' CPU by phase: "
+          + ", ".join(f"{k} {v:.1f} s" for k, v in out["expand_cpu_phases_s"].items()))
     print(f"identical results: {same}   load average before/after: "
           f"{out['loadavg_before'][0]:.1f} / {out['loadavg_after'][0]:.1f}")
     if args.json:

@@ -28,7 +28,8 @@ def progress_line(info: dict) -> None:
     """One line per finished level on stderr."""
     click.echo(f"kmc: spark: level {info['level']}: frontier {info['frontier']:,}, "
                f"distinct {info['distinct']:,}, generated {info['generated']:,}, "
-               f"level {info['level_s']:.2f}s, total {info['elapsed_s']:.1f}s", err=True)
+               f"level {info['level_s']:.2f}s, total {info['elapsed_s']:.1f}s"
+               + (" (in the driver while Spark starts)" if info.get("where") == "driver" else ""), err=True)
 
 
 def add_spark_options(command):

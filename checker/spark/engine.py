@@ -35,6 +35,7 @@ import dataclasses
 import json
 import os
 import shutil
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -59,6 +60,15 @@ FORMAT = 2
 # a shuffle: a shuffle and a second stage cost about as much as a level of a
 # few thousand states shares out over two cores (bench/README.md)
 SMALL_LEVEL = 4000
+# While this run starts Spark (the JVM takes one core for ~8 s on this kind
+# of machine, then the executors' preflight ~3 s), the driver runs the level
+# jobs itself, in-process, with the executors' task code (tasks.py): the same
+# answers, from the core the JVM leaves idle. When the executors are ready
+# the driver gives its level up to them unless it has expanded half of it
+# already. It takes a level of up to this many states (its successors are
+# held in memory); a bigger one waits for the executors.
+DRIVER_FRONTIER = 100_000
+GIL_SWITCH_S = 0.0002
 
 
 @dataclass
@@ -170,7 +180,7 @@ class SparkSearch:
                  stop_after_level: int | None = None, progress: Callable[[dict], None] | None = None,
                  spark_conf: dict | None = None, inject_failure: tuple | None = None,
                  executor_timeout: float = sparksession.EXECUTOR_TIMEOUT_S,
-                 small_level: int = SMALL_LEVEL):
+                 small_level: int = SMALL_LEVEL, driver_frontier: int = DRIVER_FRONTIER):
         self.start = time.perf_counter()
         self.options = options or CheckOptions()
         self.spec = SpecConfig.of(spec_or_config)
@@ -212,9 +222,14 @@ class SparkSearch:
         self.inject_failure = inject_failure
         self.executor_timeout = executor_timeout
         self.small_level = small_level   # tests lower it to exercise the shuffle on small specs
+        self.driver_frontier = driver_frontier   # 0: every level on the executors
         self.spark = None
         self.cfg: tasks.TaskConfig | None = None
         self.startup_s = 0.0
+        self._starter = None        # the thread starting Spark while the driver runs levels
+        self.max_partitions: int | None = None
+        self.in_driver = False      # the current level's job runs in the driver
+        self.driver_levels = 0      # level jobs the driver ran while Spark started
         self._next_checks = None   # (level, violations, witnesses): see _gather_next
 
     # ---- the configuration a resume must match ----
@@ -262,30 +277,72 @@ class SparkSearch:
 
     # ---- Spark ----
 
-    def _start_spark(self, totals: _Totals | None) -> None:
-        t = time.perf_counter()
-        self.spark = sparksession.get_session(self.master, self.run_dir, self.spark_conf)
-        sc = self.spark.sparkContext
-        sparksession.ship_code(self.spark)
-        # fingerprint partitions of a level: one per core (each task of a stage
-        # costs a Python hand-over and a file), one for a level below SMALL_LEVEL
-        P = self.requested_partitions or max(2, sc.defaultParallelism)
+    def _start_spark(self) -> None:
+        """Start Spark (or adopt the running session). When this run launches
+        the JVM, that happens in a thread while the driver runs the first
+        small levels (DRIVER_FRONTIER); _await_spark() joins it."""
         o = self.options
-        self.max_partitions = P
         self.cfg = tasks.TaskConfig(
             model=self.spec.model, variant=self.spec.variant,
             constants_json=json.dumps(self.spec.constants, sort_keys=True),
             properties=tuple(p.name for p in self.properties),
             view=tuple(self.view) if self.view is not None else None,
             bits=o.fingerprint_bits, check_deadlock=o.check_deadlock,
-            stop_on_violation=o.stop_on_violation, partitions=P,
+            stop_on_violation=o.stop_on_violation, partitions=1,
             inject_failure=self.inject_failure)
-        self._preflight()
-        self.startup_s = time.perf_counter() - t
+        if self.driver_frontier <= 0 or sparksession.is_running(self.master):
+            self._launch()
+            self.max_partitions = self._spark_partitions
+            return
+        # the bad-input checks first, so that they fail at once
+        sparksession.check_master(self.master or sparksession.DEFAULT_MASTER)
+        sparksession.check_java()
+        # the partitions the driver writes: the executors' cores when known
+        # now (a local master), else one partition only (_driver_may_expand)
+        self.max_partitions = self.requested_partitions or sparksession.local_cores(self.master)
+        self._starter = sparksession.Starter(self._launch)
+        # the starter thread talks to the JVM (py4j) call after call, each one
+        # waiting for the GIL the driver's levels hold: hand it over sooner
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(GIL_SWITCH_S)
 
-    def _preflight(self) -> None:
-        """Every executor slot builds the model once, within a time limit."""
-        sc = self.spark.sparkContext
+    def _launch(self) -> None:
+        """Start the session, ship the code, run the preflight; then the
+        executors are ready (in the starter thread, or the caller's)."""
+        t = time.perf_counter()
+        spark = sparksession.get_session(self.master, self.run_dir, self.spark_conf)
+        sparksession.ship_code(spark)
+        # fingerprint partitions of a level: one per core (each task of a stage
+        # costs a Python hand-over and a file), one for a level below SMALL_LEVEL
+        P = self.requested_partitions or max(2, spark.sparkContext.defaultParallelism)
+        self._preflight(spark)
+        self.startup_s = time.perf_counter() - t
+        self._spark_partitions = P
+        self.spark = spark
+
+    def _await_spark(self) -> None:
+        """Wait for the starter thread: its error is raised here."""
+        if self._starter is None:
+            return
+        starter, self._starter = self._starter, None
+        try:
+            starter.join()
+        finally:
+            sys.setswitchinterval(self._switch_interval)
+        self.max_partitions = self._spark_partitions
+        # startup as the run saw it: from the run's start to ready executors
+        self.startup_s = starter.finished - self.start
+
+    def _driver_may_expand(self, frontier: int, P: int | None) -> bool:
+        """The driver runs this level's job itself: Spark is still starting,
+        the level is small, and its partition count is known."""
+        return (self._starter is not None and not self._starter.done() and frontier <= self.driver_frontier
+                and P is not None)
+
+    def _preflight(self, spark) -> None:
+        """Every executor slot builds the model once, within a time limit;
+        through a shuffle, so that the JVM's shuffle path is warm too."""
+        sc = spark.sparkContext
         n = max(1, sc.defaultParallelism)
         group = f"kmc-preflight-{os.getpid()}-{time.monotonic_ns()}"
 
@@ -293,7 +350,8 @@ class SparkSearch:
             sc.setJobGroup(group, "kmc preflight", interruptOnCancel=True)
             try:
                 return (sc.parallelize(range(n), n)
-                        .mapPartitionsWithIndex(partial(tasks.preflight, self.cfg)).collect())
+                        .mapPartitionsWithIndex(partial(tasks.preflight, self.cfg))
+                        .map(lambda answer: (0, answer)).partitionBy(1).values().collect())
             finally:
                 sc.setLocalProperty("spark.jobGroup.id", None)
 
@@ -315,6 +373,7 @@ class SparkSearch:
 
     def _job(self, what: str, fn):
         """Run a Spark action; a failure after Spark's retries is one line."""
+        self._await_spark()
         try:
             return fn()
         except KeyboardInterrupt:
@@ -335,14 +394,16 @@ class SparkSearch:
         files = levels.part_files(level_path)
         if not files:
             raise SparkJobError(f"no level files in {level_path}")
+        self._await_spark()
         return (self.spark.sparkContext.parallelize(files, len(files))
                 .mapPartitionsWithIndex(partial(tasks.on_files, fn)))
 
-    def _partitions_for(self, frontier: int, previous: int = 0) -> int:
+    def _partitions_for(self, frontier: int, previous: int = 0) -> int | None:
         """Partitions of the level expanded from `frontier` states (after a
         level of `previous`): one while it is small; all of them from the
         level before the first big one on (its size guessed from the last
-        growth), as a level's files are the next expansion's tasks."""
+        growth), as a level's files are the next expansion's tasks. None:
+        all of them, not known yet (Spark is starting on a cluster)."""
         growth = frontier / previous if previous and frontier > previous else 1.0
         return 1 if frontier * growth < self.small_level else self.max_partitions
 
@@ -378,6 +439,8 @@ class SparkSearch:
             raise EngineEvaluationError(f"evaluation error in the initial states: {e}; "
                                         f"state: {tasks._summary(failed)}", state=failed) from e
         totals.per_level_distinct[0] = len(entries)
+        if self._partitions_for(len(entries)) is None:
+            self._await_spark()
         P = totals.partitions = self._partitions_for(len(entries))
         rows = []
         for q in range(P):
@@ -428,19 +491,16 @@ class SparkSearch:
         """Job L: check level L, expand it into the temp level L+1. Returns the
         new totals and whether level L+1 is to be committed."""
         L = totals.level
-        P = self._partitions_for(totals.per_level_distinct[L],
-                                 totals.per_level_distinct[L - 1] if L > 0 else 0)
-        cfg = self.cfg = dataclasses.replace(self.cfg, partitions=P)
         job = self._job_for(totals, expand=True)
         tmp = levels.tmp_level_dir(self.run_dir, L + 1)
-        parts = self._expand_job(cfg, job, tmp)
+        parts = self._expand_job(totals, job, tmp)
         expand = [e for p in parts for e in p["expand"]]
         self._next_checks = self._gather_next(job, L + 1, expand)
         if self._next_checks is None and not job.keep_parts:
             # a property raised while the bound level was generated: again with
             # its states, which the driver then rebuilds to check them
             job = dataclasses.replace(job, keep_parts=True)
-            parts = self._expand_job(cfg, job, tmp)
+            parts = self._expand_job(totals, job, tmp)
             expand = [e for p in parts for e in p["expand"]]
         self._last_cpu = (sum(e.get("cpu_s", 0.0) for e in expand), sum(p.get("cpu_s", 0.0) for p in parts))
         checks = self._gather(expand)
@@ -460,18 +520,32 @@ class SparkSearch:
                      "errors": checks["stream_errors"]}
         t.per_level_distinct.append(sum(p["new"] for p in parts))
         t.level = L + 1
-        t.partitions = P
+        t.partitions = self.cfg.partitions
         if self._next_checks is not None:  # kept for a resume at the bound
             lv, violations, witnesses = self._next_checks
             t.bound_checks = [lv, {n: [k.hex(), fp] for n, (k, fp) in violations.items()},
                               {n: [k.hex(), fp] for n, (k, fp) in witnesses.items()}]
         return t, True
 
-    def _expand_job(self, cfg: tasks.TaskConfig, job: tasks.LevelJob, tmp: Path) -> list[dict]:
-        """Run job L into the temp level folder: its partitions' statistics."""
+    def _expand_job(self, totals: _Totals, job: tasks.LevelJob, tmp: Path) -> list[dict]:
+        """Run job L into the temp level folder (in the driver while Spark
+        starts, else on Spark): its partitions' statistics."""
         L = job.level
+        frontier = totals.per_level_distinct[L]
+        previous = totals.per_level_distinct[L - 1] if L > 0 else 0
         here = levels.level_dir(self.run_dir, L)
         out_dir = str(tmp)
+        P = self._partitions_for(frontier, previous)
+        self.in_driver = self._driver_may_expand(frontier, P)
+        if self.in_driver:
+            cfg = self.cfg = dataclasses.replace(self.cfg, partitions=P)
+            shutil.rmtree(tmp, ignore_errors=True)
+            try:
+                return self._check_parts(L, cfg, tmp, self._expand_in_driver(cfg, job, here, out_dir, frontier))
+            except tasks.Abandoned:  # the executors are ready: they do it
+                self.in_driver = False
+        self._await_spark()
+        cfg = self.cfg = dataclasses.replace(self.cfg, partitions=self._partitions_for(frontier, previous))
         shutil.rmtree(tmp, ignore_errors=True)
         if cfg.partitions == 1 and len(levels.part_files(here)) == 1:  # a small level: one task, no shuffle
             merged = self._read(here, partial(tasks.expand_merge_partition, cfg, job, out_dir))
@@ -480,9 +554,41 @@ class SparkSearch:
                       .partitionBy(cfg.partitions, tasks.route)
                       .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, L + 1, out_dir)))
         parts = sorted(self._job(f"expanding level {L}", merged.collect), key=itemgetter("part"))
+        return self._check_parts(L, cfg, tmp, parts)
+
+    @staticmethod
+    def _check_parts(L: int, cfg: tasks.TaskConfig, tmp: Path, parts: list[dict]) -> list[dict]:
         if len(parts) != cfg.partitions or len(levels.part_files(tmp)) != cfg.partitions:
             raise SparkJobError(f"level {L + 1}: {len(parts)} statistics files for {cfg.partitions} partitions")
         return parts
+
+    def _expand_in_driver(self, cfg: tasks.TaskConfig, job: tasks.LevelJob, here: Path, out_dir: str,
+                          frontier: int) -> list[dict]:
+        """Job L in this process, as Spark runs it: one expand task per level
+        file, its records routed by partition, one merge task per partition.
+        Raises tasks.Abandoned when the executors get ready before half of
+        the level is expanded (they finish it sooner from the start)."""
+        import gc
+        starter = self._starter
+        done = 0
+
+        def tick(n: int) -> None:
+            nonlocal done
+            done += n
+            if starter.done() and 2 * done < frontier:
+                raise tasks.Abandoned
+
+        enabled = gc.isenabled()  # the tasks pace the collector themselves
+        try:
+            records: list[list] = [[] for _ in range(cfg.partitions)]
+            for i, path in enumerate(levels.part_files(here)):
+                for q, record in tasks.on_files(partial(tasks.expand_partition, cfg, job, tick=tick), i, [path]):
+                    records[q % cfg.partitions].append((q, record))  # as Spark's partitionBy
+            return [stats for q in range(cfg.partitions)
+                    for stats in tasks.merge_partition(cfg, job.level + 1, out_dir, q, iter(records[q]))]
+        finally:
+            if enabled:
+                gc.enable()
 
     @staticmethod
     def _gather_next(job: tasks.LevelJob, level: int, expand: list[dict]):
@@ -659,7 +765,7 @@ class SparkSearch:
 
     def run(self) -> CheckResult:
         totals = self._open_run()
-        self._start_spark(totals)
+        self._start_spark()
         if totals is None:
             t0 = time.perf_counter()
             totals = self._initial()
@@ -682,14 +788,18 @@ class SparkSearch:
             if not commit:
                 levels.write_json(levels.level_dir(self.run_dir, L) / "stats.json", totals.to_json())
                 break
-            # [level, seconds, states expanded, executor CPU s in expand, in merge]
+            # [level, seconds, states expanded, executor CPU s in expand, in merge,
+            #  where the job ran: "spark" or "driver" (while Spark started)]
+            where = "driver" if self.in_driver else "spark"
+            self.driver_levels += self.in_driver
             totals.level_times.append([L + 1, round(seconds, 3), frontier,
-                                       round(self._last_cpu[0], 3), round(self._last_cpu[1], 3)])
+                                       round(self._last_cpu[0], 3), round(self._last_cpu[1], 3), where])
             levels.commit_level(self.run_dir, L + 1, totals.to_json())
-            self._report(totals, seconds, expanded=frontier)
+            self._report(totals, seconds, expanded=frontier, where=where)
+        self._await_spark()  # a run the driver finished alone still needs working executors
         return self._result(totals)
 
-    def _report(self, totals: _Totals, seconds: float, expanded: int) -> None:
+    def _report(self, totals: _Totals, seconds: float, expanded: int, where: str = "driver") -> None:
         if self.progress is None:
             return
         elapsed = time.perf_counter() - self.start
@@ -700,7 +810,7 @@ class SparkSearch:
                        "level_s": seconds, "elapsed_s": elapsed,
                        "generated_per_s": generated / elapsed if elapsed else 0.0,
                        "distinct_per_s": distinct / elapsed if elapsed else 0.0,
-                       "run_dir": str(self.run_dir)})
+                       "where": where, "run_dir": str(self.run_dir)})
 
     # ---- counterexamples ----
 

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import zipfile
 from pathlib import Path
 
@@ -182,6 +183,58 @@ def _default_conf(master: str, log_dir: Path) -> dict:
         conf["spark.driver.host"] = os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")
         conf["spark.driver.bindAddress"] = conf["spark.driver.host"]
     return conf
+
+
+def local_cores(master: str | None) -> int | None:
+    """The partitions kmc makes on a local master (one per core, at least
+    two: SparkSearch._launch), known before Spark starts; None on a cluster."""
+    master = master or DEFAULT_MASTER
+    m = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?", master)
+    if m is None:
+        return None
+    if m.group(1) in (None, "*"):
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        return max(2, cores or 1) if m.group(1) else 2
+    return max(2, int(m.group(1)))
+
+
+def is_running(master: str | None) -> bool:
+    """Would get_session(master) adopt a live session (no JVM to launch)?"""
+    current = active_session()
+    if current is None:
+        return False
+    try:
+        return not current.sparkContext._jsc.sc().isStopped() and master in (None, current.sparkContext.master)
+    except Exception:  # noqa: BLE001 - a dead JVM
+        return False
+
+
+class Starter:
+    """fn() in a daemon thread (starting Spark while the driver works):
+    done() without blocking; join() re-raises its error; `finished` is the
+    perf_counter time it ended."""
+
+    def __init__(self, fn):
+        self._error: BaseException | None = None
+        self.finished: float | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="kmc-spark-start")
+        self._thread.start()
+
+    def _run(self, fn) -> None:
+        try:
+            fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised by join()
+            self._error = e
+        finally:
+            self.finished = time.perf_counter()
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def join(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def active_session():

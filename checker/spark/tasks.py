@@ -335,10 +335,18 @@ class _NextChecks:
 CHUNK = 256  # parents per expand_chunk call
 
 
-def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable) -> Iterator[tuple]:
+class Abandoned(BaseException):
+    """Raised by a `tick` to give up a task run in the driver (not an Exception:
+    expand_partition reports those as the model's crash)."""
+
+
+def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
+                     tick=None) -> Iterator[tuple]:
     """Check and expand the frontier rows of one task (one file of the level:
     the states of one fingerprint partition and its seen row); yields
-    (partition, record): ("S", successors), ("Z", seen blob), ("T", statistics)."""
+    (partition, record): ("S", successors), ("Z", seen blob), ("T", statistics).
+    tick(n), if given, is called after each chunk of n parents (the driver's
+    runs: it may raise Abandoned)."""
     import time
     from checker.engine import expand_chunk
     from model.base import EvaluationError
@@ -352,6 +360,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
     names: Counter = Counter()
     buckets: list[list] = [[] for _ in range(P)]
     nxt = None
+    clock = _PhaseClock(stats, time.thread_time)
     _gc_off()
     try:
         w = worker(cfg)
@@ -359,6 +368,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
         seen_rows: list = []
         actions: list = []
         entries = _read_frontier(cfg, rows, w.decoder, seen_rows, actions)
+        clock.lap("read")
         if job.expand:
             yield from route_seen(cfg, seen_rows)
         stats["parents"] = len(entries)
@@ -401,6 +411,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
                 if bad and stop_on_violation:
                     halt = True  # the search stops at or before this state
                     break
+            clock.lap("check")
             if halt:
                 break
             if bounding and _bound_deadlocks(cfg, w, part, chunk, stats):
@@ -410,6 +421,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
                 # parents in BFS order, so a successor new to the task is new to it
                 # from its first (smallest-key) witness in the task
                 res = expand_chunk(ctx, chunk, task_seen)
+                clock.lap("expand")
                 names.update(res.action_names)
                 # the new successors come parent by parent: rank = place among its parent's
                 ci, rank, prev = -1, 0, None
@@ -428,8 +440,10 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
                     if len(bucket) >= BATCH:
                         yield (sfp % P, ("S", pack_records(bucket, cfg.bits, job.keep_parts)))
                         buckets[sfp % P] = []
+                clock.lap("route")
                 if nxt is not None and not nxt.failed:
                     nxt.check(res.new, keys)
+                    clock.lap("next")
                 if guard.error is not None:
                     # after the successors its parent generated before it (BFS order)
                     ei, message = guard.error
@@ -442,6 +456,9 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
                     if stop_on_violation:
                         expanding = False  # nothing after it in this stream can come first
             _collect()
+            clock.lap("gc")
+            if tick is not None:
+                tick(len(part))
             if not (expanding or bounding or always or sometimes):
                 break
     except Exception as e:  # noqa: BLE001 - a model bug: reported, not retried
@@ -457,6 +474,20 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable)
     stats["by_action"] = dict(names)
     stats["cpu_s"] = time.thread_time() - started
     yield (index % P, ("T", stats))
+
+
+class _PhaseClock:
+    """Thread CPU seconds of a task by phase, in its statistics (bench/)."""
+
+    def __init__(self, stats: dict, clock):
+        self.phases = stats.setdefault("cpu_phases", {})
+        self.clock = clock
+        self.t = clock()
+
+    def lap(self, phase: str) -> None:
+        t = self.clock()
+        self.phases[phase] = self.phases.get(phase, 0.0) + t - self.t
+        self.t = t
 
 
 def _bound_deadlocks(cfg: TaskConfig, w: Worker, part: list, chunk: list, stats: dict) -> bool:
