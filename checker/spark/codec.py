@@ -180,6 +180,7 @@ class StateDecoder:
     def __init__(self, model):
         self.model = model
         self.caches: list[dict] = [dict() for _ in model.variables]
+        self.shared: dict = {}    # _share's table
         self.make = None  # the state class's _make, learnt from from_plain
 
     def decode(self, parts: Sequence[bytes]):
@@ -221,6 +222,33 @@ class StateDecoder:
         # many misses (or a cache dropped meanwhile): one by one
         return [self.decode(parts) for parts in unpack_states(data)]
 
+    SHARED_LIMIT = 1 << 18
+
+    def _share(self, x):
+        """x with every tuple (NamedTuples too) and frozenset in it replaced by
+        the first equal one rebuilt (hash-consing, by type and the identity
+        of the already shared elements). The local engine's states share
+        what an action left unchanged, down to the records of a log; rebuilt
+        values would share nothing, and the encoder's and the properties'
+        identity caches miss on every copy."""
+        t = type(x)
+        if t is frozenset or isinstance(x, tuple):
+            table = self.shared
+            kids = [self._share(k) for k in x]
+            key = (t, frozenset(map(id, kids)) if t is frozenset else tuple(map(id, kids)))
+            hit = table.get(key)
+            if hit is not None:
+                return hit
+            if any(a is not b for a, b in zip(kids, x)):  # (a frozenset iterates in one order)
+                make = t if t is frozenset or t is tuple else getattr(t, "_make", None)
+                if make is None:
+                    return x  # a tuple type kmc cannot rebuild: left unshared
+                x = make(kids)
+            if len(table) >= self.SHARED_LIMIT:
+                table.clear()
+            table[key] = x  # x holds its elements: their ids stay theirs
+        return x
+
     def intern(self, parts: Sequence[bytes], state):
         """`state` (whose per-variable encodings are `parts`) made of the
         cached values of its parts, the new ones cached as they are: equal
@@ -233,8 +261,8 @@ class StateDecoder:
 
     def _fill(self, parts, state, hits, encode_new: bool):
         """(state made of cached values, canonical parts): the values not yet
-        cached are cached as they are (and encoded once, when rebuilt, so the
-        encoder knows them)."""
+        cached are cached as they are (and, when rebuilt, made of shared
+        sub-values and encoded once, so the encoder knows them)."""
         if self.make is None:
             self.make = type(state)._make
         canon = []
@@ -243,6 +271,8 @@ class StateDecoder:
             if h is _MISSING:
                 if len(c) >= self.LIMIT:
                     c.clear()
+                if encode_new:
+                    v = self._share(v)
                 h = c[p] = (p, v)
                 if encode_new:
                     encode(v)

@@ -28,6 +28,14 @@ expanded: its states are checked as job L-1 generates them (no job rebuilds
 them, so they are neither shuffled nor written: the level's files keep what
 traces and counts need), unless deadlocks are checked there or a property
 raised (job L-1 then runs again with the states).
+
+While this run starts Spark (the JVM, then the executors' preflight), the
+driver runs the level jobs itself with the same task functions, in-process
+(_expand_in_driver: one expand task per level file, one merge per
+partition), on the core the starting JVM leaves idle; the executors take
+over at the first level after they are ready (a level the driver is less
+than half through is given up to them). The level files are the same either
+way, so are the answers; level_times records where each level ran.
 """
 from __future__ import annotations
 

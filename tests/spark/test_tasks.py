@@ -104,3 +104,42 @@ def test_batch_decode_is_decode_state_by_state():
         got = decoder.decode_batch(codec.pack_states(parts))
         assert [s for s, _ in got] == [s for s, _, _ in frontier]
         assert [c for _, c in got] == parts
+
+
+def test_rebuilt_states_share_equal_sub_values():
+    """StateDecoder shares what the local engine's states share: equal
+    sub-values of rebuilt states (a broker's row, a log record) are one
+    object, of the same type as the model made it (NamedTuples, IntEnums)."""
+    from checker import registry
+    from checker.encoding import encode_state
+    model, _ = registry.build("kraft", "kip966", {})
+    ctx = ExpandContext.create(model, [], 64)
+    frontier = [ctx.entry(s) for s in model.init_states()]
+    seen = {e[2] for e in frontier}
+    for _ in range(4):
+        frontier = [(s, parts, fp) for s, parts, fp, _, _ in expand_chunk(ctx, frontier, seen).new]
+    decoder = codec.StateDecoder(model)
+    rebuilt = [decoder.decode(list(encode_state(s)))[0] for s, _, _ in frontier]
+    assert rebuilt == [s for s, _, _ in frontier]
+
+    def walk(x):
+        yield x
+        if isinstance(x, (tuple, frozenset)):
+            for k in x:
+                yield from walk(k)
+
+    def same_types(a, b):
+        return type(a) is type(b) and (not isinstance(a, (tuple, frozenset))
+                                       or all(same_types(x, y) for x, y in zip(sorted(a, key=repr) if isinstance(a, frozenset) else a,
+                                                                               sorted(b, key=repr) if isinstance(b, frozenset) else b)))
+
+    assert all(same_types(r, s) for r, (s, _, _) in zip(rebuilt, frontier))
+    # every tuple or frozenset met, by its repr (types by name, so that
+    # BrokerFetcher(None, False) and PeerReplicaState(None, 0), equal as
+    # tuples, stay apart), is one object
+    by_value: dict = {}
+    for state in rebuilt:
+        for x in walk(state):
+            if isinstance(x, (tuple, frozenset)) and len(x) > 1:
+                by_value.setdefault((type(x), repr(x)), set()).add(id(x))
+    assert by_value and all(len(ids) == 1 for ids in by_value.values())
