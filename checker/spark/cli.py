@@ -40,7 +40,7 @@ def add_spark_options(command):
                           "local[N], or spark://HOST:PORT (a standalone cluster)."),
         click.option("--partitions", type=click.IntRange(min=1), default=None, metavar="N",
                      help="Fingerprint partitions per level for --engine spark "
-                          "(default: twice the cores Spark has)."),
+                          "(default: one per core Spark has, at least 2)."),
         click.option("--resume", "resume", default=None, metavar="RUN_DIR",
                      type=click.Path(file_okay=False, exists=True, path_type=Path),
                      help="Go on with an interrupted --engine spark run from its results folder."),

@@ -772,6 +772,13 @@ class SparkSearch:
     # ---- the run ----
 
     def run(self) -> CheckResult:
+        try:
+            return self._run()
+        finally:
+            if self._starter is not None:  # stopped before the executors were awaited
+                sys.setswitchinterval(self._switch_interval)
+
+    def _run(self) -> CheckResult:
         totals = self._open_run()
         self._start_spark()
         if totals is None:

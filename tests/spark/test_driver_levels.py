@@ -10,12 +10,14 @@ adopts the session and runs the preflight) is held until the test lets it
 go, which fixes where each level runs."""
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
 
 from checker.engine import CheckOptions
 from checker.spark import check_spark, engine as spark_engine, session as sparksession, tasks
+from checker.spark.errors import RunInterrupted
 from spark_helpers import KRAFT_QUICK, KRAFT_V35_LOSSY, LOCAL_MASTER, SMALL_LEVEL, assert_same, local_result
 
 V35 = {"model": "kraft", "variant": "v3_5", "constants": KRAFT_V35_LOSSY}
@@ -105,3 +107,22 @@ def test_a_level_the_driver_started_goes_to_spark(spark, tmp_path, monkeypatch):
     assert started["abandoned"] == 5
     assert where(tmp_path, result) == ["driver"] * 5 + ["spark"] * 2
     assert result.distinct == 24252  # TLC: the reference configuration within 7 steps
+
+
+def test_a_run_stopped_while_spark_starts(spark, tmp_path, monkeypatch):
+    """Stopped after level 2 (run by the driver) before the executors were
+    ready: the GIL's switch interval is the process's again, and the level
+    files are there to resume from."""
+    go: dict = {}
+    hold_spark(monkeypatch, lambda search: "go" in go)
+    before = sys.getswitchinterval()
+    search = spark_engine.SparkSearch(V35, CheckOptions(), master=LOCAL_MASTER, run_dir=tmp_path / "run",
+                                      small_level=SMALL_LEVEL, stop_after_level=2)
+    with pytest.raises(RunInterrupted):
+        search.run()
+    assert sys.getswitchinterval() == before
+    go["go"] = True
+    search._starter.join()
+    resumed = check_spark(V35, CheckOptions(), master=LOCAL_MASTER, resume=tmp_path / "run",
+                          small_level=SMALL_LEVEL)
+    assert_same(local_result(V35, CheckOptions()), resumed)
