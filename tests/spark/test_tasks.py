@@ -83,18 +83,25 @@ def test_state_batches_pack_by_column():
     assert codec.unpack_states(codec.pack_states([])) == []
 
 
-def test_batch_decode_is_decode_state_by_state():
-    """StateDecoder.decode_batch rebuilds a batch column by column: the same
-    states and canonical parts as decode() one by one, with some parts in
-    the cache already and some not."""
+def _kraft_level(depth: int):
+    """The kraft kip966 model (default constants) and its states `depth`
+    steps from the initial ones, as (state, parts, fingerprint)."""
     from checker import registry
-    from checker.encoding import encode_state
     model, _ = registry.build("kraft", "kip966", {})
     ctx = ExpandContext.create(model, [], 64)
     frontier = [ctx.entry(s) for s in model.init_states()]
     seen = {e[2] for e in frontier}
-    for _ in range(4):
+    for _ in range(depth):
         frontier = [(s, parts, fp) for s, parts, fp, _, _ in expand_chunk(ctx, frontier, seen).new]
+    return model, frontier
+
+
+def test_batch_decode_is_decode_state_by_state():
+    """StateDecoder.decode_batch rebuilds a batch column by column: the same
+    states and canonical parts as decode() one by one, with some parts in
+    the cache already and some not."""
+    from checker.encoding import encode_state
+    model, frontier = _kraft_level(4)
     parts = [list(encode_state(s)) for s, _, _ in frontier]
     assert len(parts) > 100
     warm = codec.StateDecoder(model)
@@ -110,14 +117,8 @@ def test_rebuilt_states_share_equal_sub_values():
     """StateDecoder shares what the local engine's states share: equal
     sub-values of rebuilt states (a broker's row, a log record) are one
     object, of the same type as the model made it (NamedTuples, IntEnums)."""
-    from checker import registry
     from checker.encoding import encode_state
-    model, _ = registry.build("kraft", "kip966", {})
-    ctx = ExpandContext.create(model, [], 64)
-    frontier = [ctx.entry(s) for s in model.init_states()]
-    seen = {e[2] for e in frontier}
-    for _ in range(4):
-        frontier = [(s, parts, fp) for s, parts, fp, _, _ in expand_chunk(ctx, frontier, seen).new]
+    model, frontier = _kraft_level(4)
     decoder = codec.StateDecoder(model)
     rebuilt = [decoder.decode(list(encode_state(s)))[0] for s, _, _ in frontier]
     assert rebuilt == [s for s, _, _ in frontier]
