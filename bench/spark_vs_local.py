@@ -9,6 +9,7 @@ the wall time of the small levels once Spark is warm). Both results must be
 identical (every count); the script says so and exits 1 otherwise.
 
     .venv/bin/python bench/spark_vs_local.py                      # depth 11
+    .venv/bin/python bench/spark_vs_local.py --depth 13           # 2,844,338 states, ~14 min
     .venv/bin/python bench/spark_vs_local.py --depth 8 --json out.json
 """
 from __future__ import annotations
