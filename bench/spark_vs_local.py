@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from checker.engine import CheckOptions, check  # noqa: E402
 from checker.spec import load_spec  # noqa: E402
+from spark_levels import level_table, print_table  # noqa: E402  (bench/spark_levels.py)
 
 FIELDS = ("outcome", "distinct", "generated", "per_level_distinct", "per_action_generated",
           "per_action_distinct", "depth", "sometimes", "states_left", "violated")
@@ -74,6 +75,7 @@ def main() -> int:
         out["levels"] = [dict(zip(("level", "wall_s", "expanded", "expand_cpu_s", "merge_cpu_s", "where"), lt))
                          for lt in stats["level_times"]]
         out["expand_cpu_phases_s"] = phases(work / "run")
+        out["level_table"] = level_table(work / "run")
         print(f"spark: {r.distinct:,} distinct, {r.generated:,} generated in {out['spark_s']:.1f}s "
               f"(executors ready after {search.startup_s:.1f}s)", flush=True)
         return r
@@ -166,6 +168,8 @@ def main() -> int:
           f"JVM {'?' if jvm is None else f'{jvm:.1f}'} s")
     print("spark expand tasks' CPU by phase: "
           + ", ".join(f"{k} {v:.1f} s" for k, v in out["expand_cpu_phases_s"].items()))
+    print("\nper level (bench/spark_levels.py): new states against total seen, bytes shuffled and written")
+    print_table(out["level_table"])
     print(f"identical results: {same}   load average before/after: "
           f"{out['loadavg_before'][0]:.1f} / {out['loadavg_after'][0]:.1f}")
     if args.json:

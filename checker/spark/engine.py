@@ -57,13 +57,13 @@ from checker.encoding import encode, encode_state
 from checker.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
                             collision_probability, peak_memory_kb, resolve_view)
 from checker.errors import EngineEvaluationError, SpecError
-from checker.spark import codec, levels, session as sparksession, tasks
+from checker.spark import codec, levels, seen as seenruns, session as sparksession, tasks
 from checker.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
                                   SparkJobError, SparkUnavailableError)
 from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
 
 STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
-FORMAT = 2
+FORMAT = 3  # 3: seen fingerprints as sorted runs per level (checker/spark/seen.py)
 # a frontier below this is expanded in one task, into one partition, without
 # a shuffle: a shuffle and a second stage cost about as much as a level of a
 # few thousand states shares out over two cores (bench/README.md)
@@ -458,12 +458,11 @@ class SparkSearch:
                 rows.append((tasks.STATES, q, seq, len(b), codec.pack_fps([e[1] for e in b], bits),
                              codec.pack([e[0] for e in b]), codec.pack_fps([0] * len(b), bits),
                              codec.pack([None] * len(b)), codec.pack_states([e[2] for e in b])))
-            rows.append((tasks.SEEN, q, P, len(mine), codec.pack_fps([e[1] for e in mine], bits),
-                         None, None, None, None))
         tmp = levels.tmp_level_dir(self.run_dir, 0)
         shutil.rmtree(tmp, ignore_errors=True)
         for q in range(P):
             levels.write_part(tmp, q, [r for r in rows if r[1] == q])
+            seenruns.write_seen(tmp, 0, q, P, bits, sorted(e[1] for e in entries if e[1] % P == q))
         if totals.stopped:
             totals.done = True
             totals.states_left = len(entries)

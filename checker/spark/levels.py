@@ -11,8 +11,11 @@
                  msgpack encodings, by column: codec.pack_states; None at the
                  depth bound, whose states are checked as they are generated
                  and never rebuilt); `part` = fingerprint partition
-        seen     every fingerprint seen so far in that partition (`seq` = the
-                 partition count it was split with)
+    <run>/levels/level-00007/seen/      per partition, the fingerprints this level
+                                        added, as a sorted run (part-00003.run), and
+                                        the index of the partition's seen set after
+                                        the level (part-00003.json: its runs in this
+                                        and earlier levels); checker/spark/seen.py
     <run>/levels/level-00007/stats/     per partition, the level's statistics (msgpack)
     <run>/levels/level-00007/stats.json cumulative statistics after this level
 
@@ -39,6 +42,11 @@ LEVEL_RE = re.compile(r"^level-(\d{5,})$")
 
 def levels_dir(run_dir: Path) -> Path:
     return Path(run_dir) / "levels"
+
+
+def previous_level(out_dir, level: int) -> str:
+    """The committed level before `level`, whose temp folder is out_dir."""
+    return os.path.join(os.path.dirname(os.path.normpath(str(out_dir))), f"level-{level - 1:05d}")
 
 
 def level_dir(run_dir: Path, level: int) -> Path:

@@ -13,13 +13,15 @@ One BFS level (ARCHITECTURE.md, "Engines"):
    checker.engine.expand_chunk (the local engine's successor generation,
    encoding and fingerprints), drop the successors the task already produced
    or holds in its frontier (within-task dedup before the shuffle), and route
-   each kept successor, and the seen fingerprints, to the partition of its
-   fingerprint. Task statistics (generated, per-action generated, deadlocks,
-   violations, witnesses, errors) travel as records too.
+   each kept successor to the partition of its fingerprint. Task statistics
+   (generated, per-action generated, deadlocks, violations, witnesses,
+   errors) travel as records too.
 2. `merge_partition`: per fingerprint keep the witness with the smallest BFS
-   key, drop what is in the seen blob, sort the new states by key, and emit
-   the level's rows: new states with their parent pointers and the grown
-   seen blob; the partition's statistics go to a small file beside them.
+   key, drop the fingerprints the partition has seen (its sorted runs on
+   disk, checker/spark/seen.py: the cost grows with the level's candidates,
+   not with everything seen), sort the new states by key, and write the
+   level's rows (new states with their parent pointers), the partition's
+   new seen run and index, and its statistics in a small file beside them.
 """
 from __future__ import annotations
 
@@ -32,10 +34,10 @@ from itertools import count, repeat
 from operator import itemgetter
 from typing import Any, Iterable, Iterator
 
-from checker.spark import codec, levels
+from checker.spark import codec, levels, seen as seenruns
 
 # Level-file rows: (kind, part, seq, n, fps, keys, parents, actions, states)
-STATES, SEEN = "states", "seen"
+STATES = "states"
 BATCH = 2048  # states per level-file row and per shuffled record batch
 
 
@@ -251,11 +253,10 @@ class _GuardedModel:
 
 
 def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
-                   seen_out: list | None = None, actions_out: list | None = None) -> list:
+                   actions_out: list | None = None) -> list:
     """The frontier entries (key, fp, state, canonical parts, row, index in
     row) of level-file rows in BFS order, the states rebuilt by `decoder`;
-    seen rows go to seen_out (or are skipped); actions_out gets each states
-    row's packed actions (for error messages)."""
+    actions_out gets each states row's packed actions (for error messages)."""
     entries = []
     for row in rows:
         kind = row["kind"]
@@ -269,8 +270,6 @@ def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
                 raise ValueError("this level was written without its states (the depth bound)")
             entries.extend((key, fp, state, canon, r, i) for (key, fp, (state, canon), i) in
                            zip(codec.unpack(row["keys"]), fps, decoder.decode_batch(row["states"]), count()))
-        elif kind == SEEN and seen_out is not None:
-            seen_out.append(row)
     entries.sort(key=itemgetter(0))  # BFS order: keys are distinct
     return entries
 
@@ -343,8 +342,8 @@ class Abandoned(BaseException):
 def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
                      tick=None) -> Iterator[tuple]:
     """Check and expand the frontier rows of one task (one file of the level:
-    the states of one fingerprint partition and its seen row); yields
-    (partition, record): ("S", successors), ("Z", seen blob), ("T", statistics).
+    the states of one fingerprint partition); yields (partition, record):
+    ("S", successors), ("T", statistics).
     tick(n), if given, is called after each chunk of n parents (the driver's
     runs: it may raise Abandoned)."""
     import time
@@ -365,12 +364,9 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
     try:
         w = worker(cfg)
         ctx, guard, encode_action = w.ctx, w.guard, w.encode_action
-        seen_rows: list = []
         actions: list = []
-        entries = _read_frontier(cfg, rows, w.decoder, seen_rows, actions)
+        entries = _read_frontier(cfg, rows, w.decoder, actions)
         clock.lap("read")
-        if job.expand:
-            yield from route_seen(cfg, seen_rows)
         stats["parents"] = len(entries)
         task_seen = {e[1] for e in entries}  # the frontier is seen already
         child_key = codec.child_key
@@ -438,7 +434,8 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
                         keys.append(skey)
                     rank += 1
                     if len(bucket) >= BATCH:
-                        yield (sfp % P, ("S", pack_records(bucket, cfg.bits, job.keep_parts)))
+                        packed = pack_records(bucket, cfg.bits, job.keep_parts)
+                        yield (sfp % P, ("S", _shipped(stats, len(bucket), packed)))
                         buckets[sfp % P] = []
                 clock.lap("route")
                 if nxt is not None and not nxt.failed:
@@ -467,13 +464,20 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
         _collect()
     for q, bucket in enumerate(buckets):
         if bucket:
-            yield (q, ("S", pack_records(bucket, cfg.bits, job.keep_parts)))
+            yield (q, ("S", _shipped(stats, len(bucket), pack_records(bucket, cfg.bits, job.keep_parts))))
     if nxt is not None:
         stats["next"] = {"violations": nxt.violations, "witnesses": nxt.witnesses, "failed": nxt.failed}
     stats["generated"] = sum(names.values())
     stats["by_action"] = dict(names)
     stats["cpu_s"] = time.thread_time() - started
     yield (index % P, ("T", stats))
+
+
+def _shipped(stats: dict, n: int, packed: tuple) -> tuple:
+    """Count a successor batch (n records) and its bytes handed to the shuffle (bench/)."""
+    stats["shuffled"] = stats.get("shuffled", 0) + n
+    stats["shuffled_bytes"] = stats.get("shuffled_bytes", 0) + sum(len(x) for x in packed if x is not None)
+    return packed
 
 
 class _PhaseClock:
@@ -509,21 +513,6 @@ def _bound_deadlocks(cfg: TaskConfig, w: Worker, part: list, chunk: list, stats:
     return False
 
 
-def route_seen(cfg: TaskConfig, rows: Iterable) -> Iterator[tuple]:
-    """Seen rows of the previous level -> (partition, ("Z", blob)), re-split
-    when the level was written with another partition count."""
-    P = cfg.partitions
-    for row in rows:
-        if row["seq"] == P or P == 1:
-            yield (row["part"], ("Z", row["fps"] or b""))
-            continue
-        split: list[list] = [[] for _ in range(P)]
-        for fp in codec.unpack_fps(row["fps"], cfg.bits):
-            split[fp % P].append(fp)
-        for q, fps in enumerate(split):
-            yield (q, ("Z", codec.pack_fps(fps, cfg.bits)))
-
-
 # ---- stage 2: merge ------------------------------------------------------------------
 
 def write_stats(stats_dir: str, index: int, stats: dict) -> None:
@@ -552,22 +541,23 @@ def merge_partition(cfg: TaskConfig, level: int, out_dir: str, index: int,
     """Dedup and write partition `index` of level `level` (the level being
     produced, in the temp folder out_dir): per fingerprint the witness with
     the smallest key, minus the seen fingerprints, in BFS order. Yields the
-    partition's statistics (also written beside the rows)."""
+    partition's statistics (also written beside the rows). The seen
+    fingerprints are those of the committed level `level - 1`, beside
+    out_dir (levels.previous_level)."""
     import time
     _maybe_fail(cfg, "merge", level, index)
     started = time.thread_time()
     _gc_off()
     try:
-        yield from _merge(cfg, out_dir, index, items, started, combined)
+        yield from _merge(cfg, level, out_dir, index, items, started, combined)
     finally:
         _collect()
 
 
-def _merge(cfg: TaskConfig, out_dir: str, index: int, items: Iterable, started: float,
+def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterable, started: float,
            combined: bool) -> Iterator[dict]:
     import time
     bits = cfg.bits
-    seen_blobs: list[bytes] = []
     best: dict[int, tuple] = {}
     expand_stats: list[dict] = []
     batches: list = []
@@ -580,15 +570,15 @@ def _merge(cfg: TaskConfig, out_dir: str, index: int, items: Iterable, started: 
                 cur = get(fp)
                 if cur is None or key < cur[0]:
                     best[fp] = (key, b, i)
-        elif kind == "Z":
-            seen_blobs.append(payload)
         else:
             expand_stats.append(payload)
-    seen: set = set()
-    for blob in seen_blobs:
-        seen.update(codec.unpack_fps(blob, bits))
-    won = sorted((r + (fp,) for fp, r in best.items() if fp not in seen), key=itemgetter(0))
+    t_seen = time.thread_time()
+    seen = seenruns.SeenSet(levels.previous_level(out_dir, level), index, cfg.partitions, bits)
+    fresh = seen.drop_seen(set(best))
+    t_seen = time.thread_time() - t_seen
+    won = sorted((r + (fp,) for fp, r in best.items() if fp in fresh), key=itemgetter(0))
     best.clear()
+    fresh.clear()
     new = unpack_records(batches, won, bits)
     del batches, won
     stats: dict[str, Any] = {"part": index, "new": len(new), "by_action": {}, "error": None,
@@ -598,7 +588,13 @@ def _merge(cfg: TaskConfig, out_dir: str, index: int, items: Iterable, started: 
         stats["by_action"] = dict(Counter(w.action_name(r[3]) for r in new))
     except Exception as e:  # noqa: BLE001
         stats["error"] = [b"", _crash(e), "crash"]
-    levels.write_part(out_dir, index, level_rows(cfg, index, new, seen_blobs, len(seen)))
+    levels.write_part(out_dir, index, level_rows(cfg, index, new))
+    t_run = time.thread_time()
+    # the level's new fingerprints: a new sorted run (merged with the newest
+    # older ones when as big), its index; older runs stay as they are
+    seen.write_next(out_dir, level, sorted(r[0] for r in new))
+    stats["seen_cpu_s"] = round(t_seen + time.thread_time() - t_run, 4)
+    stats["seen_total"] = seen.count + len(new)
     expand_stats.sort(key=itemgetter("task"))  # shuffle order varies between attempts
     stats["cpu_s"] = time.thread_time() - started
     if combined:  # the expansion ran inside this task, in this thread
@@ -635,10 +631,10 @@ def unpack_records(batches: list, picks: list, bits: int) -> list:
     return out
 
 
-def level_rows(cfg: TaskConfig, index: int, new: list, seen_blobs: list, seen_count: int) -> Iterator[tuple]:
+def level_rows(cfg: TaskConfig, index: int, new: list) -> Iterator[tuple]:
     """The rows of one partition of a level: its new states, (fp, key, parent
-    fp, action bytes, parts) in BFS order, by batches; then its seen row.
-    States whose parts were left out (the depth bound) have None there."""
+    fp, action bytes, parts) in BFS order, by batches. States whose parts
+    were left out (the depth bound) have None there."""
     bits = cfg.bits
     for seq, start in enumerate(range(0, len(new), BATCH)):
         batch = new[start:start + BATCH]
@@ -648,8 +644,6 @@ def level_rows(cfg: TaskConfig, index: int, new: list, seen_blobs: list, seen_co
                codec.pack_fps([r[2] for r in batch], bits),
                codec.pack([r[3] for r in batch]),
                codec.pack_states([r[4] for r in batch]) if batch[0][4] is not None else None)
-    blob = b"".join(seen_blobs) + codec.pack_fps([r[0] for r in new], bits)
-    yield (SEEN, index, cfg.partitions, seen_count + len(new), blob, None, None, None, None)
 
 
 def _action_text(abytes) -> str:

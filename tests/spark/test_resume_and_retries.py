@@ -12,7 +12,7 @@ import time
 import pytest
 
 from checker.engine import CheckOptions
-from checker.spark import RunInterrupted, check_spark, levels
+from checker.spark import RunInterrupted, check_spark, levels, seen
 from checker.spark.errors import ResumeError
 from spark_helpers import (KRAFT_QUICK, LOCAL_MASTER, ROOT, SMALL_LEVEL, assert_same,
                            kmc_spark_command, local_result, run_cli)
@@ -31,11 +31,40 @@ def test_resume_after_a_stop_gives_the_same_result(spark, tmp_path):
     stats = levels.read_stats(run_dir, 6)
     assert stats["level"] == 6 and not stats["done"]
     assert not any(p.name.startswith(".") for p in (run_dir / "levels").iterdir())
+    runs_before = _seen_runs(run_dir)
     # go on with other partition counts: the seen fingerprints are re-split
     resumed = check_spark(KRAFT_D12, options, master=LOCAL_MASTER, resume=run_dir, partitions=3,
                           small_level=SMALL_LEVEL)
     assert_same(local_result(KRAFT_D12, options), resumed)
     assert levels.committed_levels(run_dir) == list(range(13))
+    # the seen runs of the committed levels were not rewritten
+    runs_after = _seen_runs(run_dir)
+    assert runs_before and all(runs_after[p] == data for p, data in runs_before.items())
+    # after each level, a partition's seen set is its runs: every state seen so far
+    for lv in range(13):
+        here = levels.level_dir(run_dir, lv)
+        idx = [seen.read_index(here, q) for q in range(len(levels.part_files(here)))]
+        assert sum(i["count"] for i in idx) == sum(resumed.per_level_distinct[:lv + 1])
+        assert all(sum(r[2] for r in i["runs"]) == i["count"] and len(i["runs"]) <= seen.MAX_RUNS for i in idx)
+        assert lv <= 6 or {i["partitions"] for i in idx} == {3}
+
+
+def _seen_runs(run_dir) -> dict:
+    return {str(p.relative_to(run_dir)): p.read_bytes() for p in (run_dir / "levels").glob("level-*/seen/*.run")}
+
+
+def test_a_run_folder_of_the_old_format_is_refused(spark, tmp_path):
+    """Format 2 kept a seen blob per partition in the level files; its run
+    folders are refused on resume, in one line."""
+    run_dir = tmp_path / "run"
+    with pytest.raises(RunInterrupted):
+        check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, run_dir=run_dir,
+                    stop_after_level=2)
+    config = json.loads((run_dir / "run.json").read_text())
+    assert config["format"] == 3
+    (run_dir / "run.json").write_text(json.dumps({**config, "format": 2}))
+    with pytest.raises(ResumeError, match="differs in: format"):
+        check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, resume=run_dir)
 
 
 def test_resume_checks_the_run_is_the_same_check(spark, tmp_path):

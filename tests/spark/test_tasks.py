@@ -23,7 +23,8 @@ def _variant():
 def test_level_files_round_trip(tmp_path):
     rows = [(tasks.STATES, 1, 0, 2, b"\x01" * 16, codec.pack([b"\x00\x01", b"\x00\x02"]),
              b"\x00" * 16, codec.pack([None, None]), codec.pack_states([[b"\xc0"], [b"\xc3"]])),
-            (tasks.SEEN, 1, 2, 2, b"\x01" * 16, None, None, None, None)]
+            (tasks.STATES, 1, 1, 1, b"\x02" * 8, codec.pack([b"\x00\x03"]), b"\x00" * 8,
+             codec.pack([None]), None)]
     path = levels.write_part(tmp_path, 1, rows)
     assert levels.part_files(tmp_path) == [path]
     back = list(levels.read_part(path))
