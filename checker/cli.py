@@ -128,8 +128,10 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> 
               help="Do not stop at the first violation: report every violated property.")
 @click.option("--deadlock/--no-deadlock", "deadlock", default=None,
               help="Report states without successors (default: the spec's check_deadlock, off).")
-@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
-              help="Which engine runs the search: local (one process) or spark (PySpark).")
+@click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
+              help="Which engine runs the search: auto (the local engine, then every core once a "
+                   "level is big enough to pay: checker/parallel.py), local (one process) or "
+                   "spark (PySpark).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True, help="Results root directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
@@ -164,6 +166,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         from checker.spark.cli import run_spark
         result, run_id, spark_run_dir = run_spark(spec, options, out_dir, master, partitions,
                                                   resume, quiet)
+    elif engine == "auto":
+        from checker.parallel import check_auto
+        result, auto_levels = check_auto(model, properties, options, spec)
+        run_id = new_run_id()
     else:
         result = run_check(model, properties, options)
         run_id = new_run_id()
@@ -171,6 +177,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     config["check_deadlock"] = options.check_deadlock
     config["stop_on_violation"] = options.stop_on_violation
     obj = summary(config, result, run_id=run_id, expect=spec.expect, engine=engine)
+    if engine == "auto":  # where each level ran: "local" or "pool" (the parallel workers)
+        obj["auto"] = auto_levels
     try:
         if engine == "spark":  # the engine made the run folder (levels, spark.log) already
             from checker.spark.cli import write_run_into

@@ -1,0 +1,138 @@
+"""`kmc check` (engine auto by default): a small check stays one plain
+local-engine process; a big one says where each level ran; a worker that
+dies is one `kmc: error:` line (exit 3), never a hang; ^C leaves no results,
+no temp folder and no worker behind."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICK = "specs/kraft-kip966-quick.toml"     # 14,304 states, 39 levels, largest 978
+
+
+def kmc(args, tmp_path, env=None, code=None, timeout=300):
+    """kmc check in a fresh interpreter; `code` runs first (fault injection)."""
+    full_env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), **(env or {})}
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    prelude = (code or "") + "\nfrom checker.cli import main\nsys.argv = ['kmc'] + ARGS\nmain()\n"
+    script = f"import sys\nARGS = {list(args)!r}\n" + prelude
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=timeout, env=full_env, cwd=ROOT, stdin=subprocess.DEVNULL)
+
+
+def test_small_check_stays_one_process(tmp_path):
+    """The default threshold: no fork, no Spark module, the local engine's
+    answer; the summary says every level ran locally."""
+    code = ("import os\n"
+            "def _no(*a, **k): raise AssertionError('a small check forked')\n"
+            "os.fork = _no\n"
+            "import atexit\n"
+            "atexit.register(lambda: print('SPARK' if any(m.startswith(('checker.spark.engine', 'pyspark'))"
+            " for m in sys.modules) else 'NOSPARK', file=sys.stderr))\n")
+    r = kmc(["check", QUICK, "--json", "-q", "--out", str(tmp_path / "res")], tmp_path, code=code)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["distinct"] == 14304 and out["config"]["engine"] == "auto"
+    assert out["auto"]["handover_level"] is None and out["auto"]["workers"] == 1
+    assert out["auto"]["levels"] == ["local"] * 39
+    assert r.stderr.strip().endswith("NOSPARK")
+
+
+def test_big_check_says_where_levels_ran(tmp_path):
+    local = kmc(["check", QUICK, "--json", "-q", "--engine", "local", "--out", str(tmp_path / "res")], tmp_path)
+    r = kmc(["check", QUICK, "--json", "--out", str(tmp_path / "res")], tmp_path,
+            env={"KMC_AUTO_THRESHOLD": "300", "KMC_AUTO_WORKERS": "2"})
+    assert r.returncode == 0 and local.returncode == 0, r.stderr
+    out, ref = json.loads(r.stdout), json.loads(local.stdout)
+    for f in ("distinct", "generated", "per_level_distinct", "per_action_generated", "per_action_distinct"):
+        assert out[f] == ref[f]
+    auto = out["auto"]
+    L = auto["handover_level"]
+    assert out["per_level_distinct"][L] >= 300 > out["per_level_distinct"][L - 1]
+    assert auto["levels"] == ["local"] * (L + 1) + ["pool"] * (39 - L - 1) and auto["workers"] == 2
+    assert "config" in out and out["config"]["engine"] == "auto" and ref["config"]["engine"] == "local"
+    assert "kmc: progress: level" in r.stderr   # the pool's levels report progress too
+    assert not list((tmp_path / "tmp").iterdir())   # its level files are gone
+
+
+def test_violation_through_the_cli(tmp_path):
+    spec = "specs/kraft-v3_5-last-replica-standing.toml"
+    args = ["check", spec, "--json", "-q", "--out", str(tmp_path / "res")]
+    local = kmc(args + ["--engine", "local"], tmp_path)
+    r = kmc(args, tmp_path, env={"KMC_AUTO_THRESHOLD": "1000"})
+    assert r.returncode == local.returncode == 1, r.stderr
+    out, ref = json.loads(r.stdout), json.loads(local.stdout)
+    assert out["auto"]["handover_level"] is not None
+    assert out["violations"][0]["actions"] == ref["violations"][0]["actions"]
+    assert out["depth"] == ref["depth"] == 7 and out["per_level_distinct"] == ref["per_level_distinct"]
+
+
+def test_bad_threshold_is_one_line(tmp_path):
+    r = kmc(["check", QUICK, "-q", "--out", str(tmp_path / "res")], tmp_path, env={"KMC_AUTO_THRESHOLD": "many"})
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("kmc: error: KMC_AUTO_THRESHOLD")
+
+
+@pytest.mark.parametrize("stage", ["expand_call", "merge_call"])
+def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path, stage):
+    code = ("import os, signal\n"
+            "import checker.parallel as par\n"
+            f"_real = par.{stage}\n"
+            "_calls = [0]\n"
+            "def _dying(*args):\n"   # the worker's 4th call of that stage dies
+            "    _calls[0] += 1\n"
+            "    if _calls[0] > 3:\n"
+            "        os.kill(os.getpid(), signal.SIGKILL)\n"
+            "    return _real(*args)\n"
+            f"par.{stage} = _dying\n")
+    r = kmc(["check", QUICK, "-q", "--out", str(tmp_path / "res")], tmp_path, code=code,
+            env={"KMC_AUTO_THRESHOLD": "300"}, timeout=120)
+    assert r.returncode == 3, r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("kmc: error: worker process") and "died (killed by signal 9)" in last
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / "res").exists() or not any((tmp_path / "res").rglob("summary.json"))
+    assert not list((tmp_path / "tmp").iterdir())
+
+
+def _children(pid: int) -> set:
+    out = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out.update(int(c) for c in (task / "children").read_text().split())
+        except OSError:
+            pass
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_ctrl_c_leaves_nothing_behind(tmp_path):
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "KMC_AUTO_THRESHOLD": "300"}
+    p = subprocess.Popen([sys.executable, "-m", "checker.cli", "check", QUICK, "--depth", "none",
+                          "--out", str(tmp_path / "res")], cwd=ROOT, env=env, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    workers: set = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(workers) < 2:
+        workers |= _children(p.pid)
+        time.sleep(0.02)
+    assert len(workers) >= 2, "the run did not go parallel"
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "kmc: interrupted"
+    assert not (tmp_path / "res").exists() or not any((tmp_path / "res").rglob("summary.json"))
+    assert not list((tmp_path / "tmp").iterdir())
+    time.sleep(0.2)
+    alive = [w for w in workers if Path(f"/proc/{w}").exists()
+             and Path(f"/proc/{w}/stat").read_text().split()[2] != "Z"]
+    assert not alive, f"workers left running: {alive}"

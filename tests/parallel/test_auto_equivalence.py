@@ -1,0 +1,171 @@
+"""The auto engine gives the local engine's answers exactly -- distinct states
+per level, generated (in total and per action), distinct per action, the
+first violation of each property and the very same shortest counterexample
+-- whatever level it hands over at (a tiny threshold: level 0, or a level in
+the middle), also when the search stops in the middle of a level, with
+--continue (violations found before and after the hand-over), a view,
+128-bit fingerprints, a depth bound, deadlocks and evaluation errors."""
+from __future__ import annotations
+
+import pytest
+
+from checker.engine import CheckOptions, check
+from checker.errors import EngineEvaluationError
+from checker.parallel import check_auto
+from checker.registry import build, select_properties
+from checker.spark.engine import SpecConfig
+from checker.spec import load_spec
+from spark_helpers import KRAFT_QUICK, KRAFT_V35_LOSSY, ROOT, assert_same
+
+RANDGRAPH = {"Nodes": 300, "Degree": 3, "Initial": 1, "Targets": [250, 251, 252]}
+
+
+def _built(config):
+    model, props = build(config["model"], config.get("variant"), config.get("constants") or {})
+    return model, select_properties(props, config.get("invariants"))
+
+
+def run_both(config, options, threshold, workers=2):
+    local = check(*_built(config), options)
+    auto, info = check_auto(*_built(config), options, SpecConfig.of(config), threshold=threshold,
+                            workers=workers)
+    assert_same(local, auto)
+    return local, auto, info
+
+
+def handed_over(info, level=None):
+    assert info["handover_level"] is not None, "the run never went parallel"
+    L = info["handover_level"]
+    assert info["levels"][:L + 1] == ["local"] * (L + 1)
+    assert set(info["levels"][L + 1:]) <= {"pool"}
+    if level is not None:
+        assert L == level
+    return L
+
+
+@pytest.mark.parametrize("threshold", [1, 3])
+@pytest.mark.parametrize("stop", [True, False])
+def test_diehard(threshold, stop):
+    local, auto, info = run_both({"model": "diehard", "constants": {}},
+                                 CheckOptions(stop_on_violation=stop), threshold)
+    handed_over(info)
+    assert auto.violated == ["NotSolved"] and len(auto.violations[0].trace) == 7
+
+
+def test_twophase_view_and_128_bit_fingerprints():
+    config = {"model": "twophase", "constants": {"RMCount": 4}}
+    local, auto, info = run_both(config, CheckOptions(view="no_msgs", fingerprint_bits=128, max_depth=9), 20)
+    assert handed_over(info) > 0 and auto.fingerprint_bits == 128
+
+
+@pytest.mark.parametrize("seed, initial, deadlock, stop", [
+    (1, 1, True, True),     # a deadlock stops the search in the middle of a level
+    (1, 1, True, False),    # deadlocks, then NotTarget
+    (9, 3, True, False),    # three initial states
+    (8, 1, True, False),    # exhausted, deadlocks found
+])
+@pytest.mark.parametrize("threshold", [1, 10])
+def test_randgraph_deadlocks_and_violations(seed, initial, deadlock, stop, threshold):
+    config = {"model": "randgraph", "invariants": ["NotTarget", "ReachesLast"],
+              "constants": {**RANDGRAPH, "Seed": seed, "Initial": initial}}
+    local, auto, info = run_both(config, CheckOptions(check_deadlock=deadlock, stop_on_violation=stop),
+                                 threshold)
+    if threshold == 1:
+        handed_over(info, 0)
+
+
+def test_deadlock_at_the_depth_bound():
+    config = {"model": "randgraph", "invariants": ["NotTarget"],
+              "constants": {**RANDGRAPH, "Seed": 1, "Initial": 1}}
+    local, auto, info = run_both(config, CheckOptions(check_deadlock=True, max_depth=3,
+                                                      stop_on_violation=False), 1)
+    assert auto.states_left == local.states_left > 0
+    handed_over(info, 0)
+
+
+@pytest.mark.parametrize("error_node", [74, 51, 269])
+def test_evaluation_errors_as_the_local_engine(error_node):
+    config = {"model": "randgraph", "invariants": ["NotTarget"],
+              "constants": {**RANDGRAPH, "Seed": 1, "ErrorNode": error_node}}
+    try:
+        local = check(*_built(config), CheckOptions())
+    except EngineEvaluationError as e:
+        with pytest.raises(EngineEvaluationError) as auto_error:
+            check_auto(*_built(config), CheckOptions(), SpecConfig.of(config), threshold=1, workers=2)
+        assert str(auto_error.value) == str(e) and auto_error.value.exit_code == 3
+        return
+    auto, info = check_auto(*_built(config), CheckOptions(), SpecConfig.of(config), threshold=1, workers=2)
+    assert_same(local, auto)
+    handed_over(info, 0)
+
+
+def test_kafka_violation_stops_in_the_middle_of_a_level():
+    config = {"model": "kraft", "variant": "v3_5", "constants": KRAFT_V35_LOSSY}
+    local, auto, info = run_both(config, CheckOptions(), 5)
+    handed_over(info)
+    assert auto.violated == ["NoCommittedRecordLostGlobally"]
+    assert [str(a) for a, _ in auto.violations[0].trace[1:]] == [
+        "WriteRecordToLeader(1)", "FenceBroker(2)", "ReceiveMetadataUpdate(1)", "UncleanShutdown(1)"]
+
+
+def test_kafka_violations_before_and_after_the_handover():
+    """--continue: NoCommittedRecordLostGlobally (4 steps) is found by the
+    local engine, the others (7, 8 steps) on the pool."""
+    config = {"model": "kraft", "variant": "v3_5", "constants": KRAFT_V35_LOSSY}
+    local, auto, info = run_both(config, CheckOptions(stop_on_violation=False, max_depth=8), 300)
+    L = handed_over(info)
+    assert 4 <= L < 7
+    assert [(v.property, v.depth) for v in auto.violations] == [
+        ("NoCommittedRecordLostGlobally", 4), ("LeaderCompletenessProperty", 7),
+        ("LeaderCandidateCompletenessProperty", 7), ("ConsistentReadProperty", 8)]
+
+
+@pytest.mark.parametrize("threshold", [1, 500])
+def test_kafka_complete_state_space(threshold):
+    """kraft kip966, 2 brokers (TLC: 14,304 distinct states, 39 levels)."""
+    config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
+    local, auto, info = run_both(config, CheckOptions(), threshold)
+    assert auto.distinct == 14304 and auto.exhausted and len(auto.per_level_distinct) == 39
+    handed_over(info)
+
+
+def test_kafka_sometimes_and_the_bound():
+    config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
+    for depth in (3, 5, 6):
+        local, auto, info = run_both(config, CheckOptions(max_depth=depth), 10)
+        handed_over(info)
+    assert any(v is not None for v in auto.sometimes.values())
+
+
+@pytest.mark.parametrize("spec_name, threshold", [
+    ("kraft-kip966-quick", 200),
+    ("kraft-v3_5-last-replica-standing", 1000),   # LeaderCompletenessProperty after 7 steps
+])
+def test_specs(spec_name, threshold):
+    spec = load_spec(ROOT / "specs" / f"{spec_name}.toml")
+    options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
+                           fingerprint_bits=spec.fingerprint_bits, view=spec.view)
+    local = check(*spec.build(), options)
+    auto, info = check_auto(*spec.build(), options, spec, threshold=threshold, workers=2)
+    assert_same(local, auto)
+    handed_over(info)
+    if spec.expect.get("outcome") == "violation":
+        assert auto.violations[0].property == spec.expect["violated"]
+        assert auto.violations[0].depth == spec.expect["depth"] == 7
+        assert [str(a) for a, _ in auto.violations[0].trace] == [str(a) for a, _ in local.violations[0].trace]
+    else:
+        assert auto.distinct == spec.expect["distinct"]
+
+
+def test_three_workers():
+    config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
+    local, auto, info = run_both(config, CheckOptions(max_depth=12), 20, workers=3)
+    handed_over(info)
+    assert info["workers"] == 3
+
+
+def test_one_core_stays_local():
+    """One worker (a one-core machine): the local engine, whatever the sizes."""
+    config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
+    local, auto, info = run_both(config, CheckOptions(max_depth=8), 1, workers=1)
+    assert info["handover_level"] is None and set(info["levels"]) == {"local"}
