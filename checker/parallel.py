@@ -344,6 +344,11 @@ def _define_pool_search(SparkSearch):
             job = super()._job_for(totals, expand)
             return dataclasses.replace(job, check=job.level > self.handover)
 
+        def _raise(self, error: tuple, level: int):
+            if error[2] == "crash":  # not Spark's wording: a bug of the model, met in a worker
+                raise ParallelError(f"the model failed in a worker process near level {level}: {error[1]}")
+            return super()._raise(error, level)
+
         def _pointers(self, level: int, wanted: set) -> dict:
             if level <= self.handover:
                 return self.local_pointers(level, wanted)
@@ -578,28 +583,22 @@ def _task_config(search: Search, P: int):
 
 def _write_level(root: Path, L: int, cfg, entries: Iterable[tuple], seen) -> None:
     """Level L's files (into its temp folder) from the local engine's
-    frontier: per fingerprint partition its states in BFS order, the key of
-    a state its index in the frontier (the local engine's discovery order),
-    and the partition's seen fingerprints. The level's parent pointers stay
-    in the local engine's log (AutoSearch._local_pointers)."""
+    frontier: per fingerprint partition its states in BFS order (the key of
+    a state is its index in the frontier: the local engine's discovery
+    order), and the partition's seen fingerprints as one sorted run
+    (checker/spark/seen.py). The level's parent pointers stay in the local
+    engine's log (AutoSearch._local_pointers)."""
     from checker.spark import codec, levels, tasks
+    from checker.spark import seen as seenruns
     P, bits = cfg.partitions, cfg.bits
     parts: list[list] = [[] for _ in range(P)]
     key = codec.key_component
     for i, (_, state_parts, fp) in enumerate(entries):
         parts[fp % P].append((fp, key(i), 0, None, list(state_parts)))
-    tmp = levels.tmp_level_dir(root, L)
     seen_by_part: list[list] = [[] for _ in range(P)]
     for fp in seen:
         seen_by_part[fp % P].append(fp)
-    if hasattr(tasks, "SEEN"):  # the seen fingerprints as one row per partition file
-        for q in range(P):
-            frontier_fps = {r[0] for r in parts[q]}
-            older = [fp for fp in seen_by_part[q] if fp not in frontier_fps]
-            levels.write_part(tmp, q, tasks.level_rows(cfg, q, parts[q], [codec.pack_fps(older, bits)],
-                                                       len(older)))
-    else:  # the seen fingerprints as sorted runs beside the rows (checker/spark/seen.py)
-        from checker.spark import seen as seenruns
-        for q in range(P):
-            levels.write_part(tmp, q, tasks.level_rows(cfg, q, parts[q]))
-            seenruns.write_seen(tmp, L, q, P, bits, sorted(seen_by_part[q]))
+    tmp = levels.tmp_level_dir(root, L)
+    for q in range(P):
+        levels.write_part(tmp, q, tasks.level_rows(cfg, q, parts[q]))
+        seenruns.write_seen(tmp, L, q, P, bits, sorted(seen_by_part[q]))
