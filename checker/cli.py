@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -77,6 +78,44 @@ class DepthType(click.ParamType):
         return n
 
 
+_DEFAULT_MEMORY = object()  # --max-memory not given: default_max_memory()
+
+
+class SizeType(click.ParamType):
+    """--max-memory SIZE: 8G, 500M, 1.5GiB, 64K (binary units), or none."""
+
+    name = "SIZE|none"
+    _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+    def convert(self, value, param, ctx):
+        if value is None or value is _DEFAULT_MEMORY or isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in ("none", "off", "unlimited"):
+            return None
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt])(?:i?b)?", text)
+        if m is None:
+            self.fail(f"--max-memory expects a size with a unit (K, M, G or T: 8G, 500M) or 'none', not {value!r}",
+                      param, ctx)
+        n = int(float(m.group(1)) * self._UNITS[m.group(2)])
+        if n <= 0:
+            self.fail(f"--max-memory must be more than 0, not {value!r}", param, ctx)
+        return n
+
+
+def default_max_memory(fraction: float = 0.85) -> int | None:
+    """85% of the machine's memory (MemTotal of /proc/meminfo; None where
+    there is no /proc): stop before the machine swaps."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(int(line.split()[1]) * 1024 * fraction)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 @click.group(cls=KmcGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option("0.1.0", prog_name="kmc")
 def cli() -> None:
@@ -112,7 +151,8 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> 
         lines.append(f"Sometimes {name}: " + (f"witnessed after {d} steps" if d is not None
                                               else "NEVER witnessed"))
     lines.append(f"Finished in {result.wall_time:.2f}s: {result.generated_per_second:,.0f} generated/s, "
-                 f"{result.distinct_per_second:,.0f} distinct/s, peak memory {result.peak_memory_kb / 1024:,.0f} MiB.")
+                 f"{result.distinct_per_second:,.0f} distinct/s, peak memory {result.peak_memory_kb / 1024:,.0f} MiB "
+                 f"({result.bytes_per_state:,} bytes/state).")
     if run_dir is not None:
         lines.append(f"Results: {run_dir}")
     return "\n".join(lines)
@@ -136,9 +176,12 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> 
               default=Path("results"), show_default=True, help="Results root directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.option("--max-memory", "max_memory", type=SizeType(), default=_DEFAULT_MEMORY, metavar="SIZE|none",
+              help="Stop (exit 2) when the search's resident memory passes SIZE (8G, 500M); "
+                   "default: 85% of the machine's memory; 'none': no limit.")
 @add_spark_options  # --master URL, --partitions N, --resume RUN_DIR
 def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
-              as_json: bool, quiet: bool, master, partitions, resume) -> int:
+              as_json: bool, quiet: bool, max_memory, master, partitions, resume) -> int:
     """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
     spec = load_spec(spec_path, parse_sets(sets), depth=depth)
     if engine != "spark" and (master or partitions or resume):
@@ -151,6 +194,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         fingerprint_bits=spec.fingerprint_bits,
         view=spec.view,
         progress=None if quiet else _progress_printer,
+        max_memory=default_max_memory() if max_memory is _DEFAULT_MEMORY else max_memory,
     )
     try:  # fail before a long run, not after it
         out_dir.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ pure), so the Spark engine can run it on executors and dedup globally there.
 from __future__ import annotations
 
 import gc
+import os
 import resource
 import sys
 import time
@@ -28,12 +29,25 @@ from typing import Any, Callable, Iterable, Sequence
 
 from checker.encoding import (VariableEncoders, decode, encode_changed, encode_state,
                               fingerprint_function, parts_to_bytes, view_selector)
-from checker.errors import EngineEvaluationError, SpecError
+from checker.errors import EXIT_BAD_INPUT, EngineEvaluationError, KmcError, SpecError
+from checker.frontier import Frontier, SpillDir
 from model.base import ALWAYS, SOMETIMES, Action, EvaluationError, Model, Property
 
 DEADLOCK = "Deadlock"          # the name a deadlock is reported under (TLC's wording)
 NO_ACTION = 0xFFFFFFFF         # action id of an initial state (no parent)
 CHUNK_STATES = 2048            # frontier states per expand_chunk call (progress, early stop)
+# A frontier (or a level's parent pointers) of more states than this is packed
+# and spilled to disk (checker/frontier.py); smaller ones stay Python objects,
+# which is faster (packed levels cost ~10% more CPU: their states are rebuilt).
+# A level of 20k states costs ~26 MB as objects (kip966 reference).
+SPILL_STATES = 20_000
+
+try:  # the compact fingerprint table (about 16 bytes per state), when built
+    from checker.fpset import new_seen_set
+except ModuleNotFoundError as e:
+    if e.name != "checker.fpset":
+        raise
+    new_seen_set = None
 
 
 @dataclass
@@ -51,6 +65,13 @@ class CheckOptions:
     view: str | Sequence[str] | None = None
     progress: Callable[[dict], None] | None = None
     progress_interval: float = 10.0
+    # stop (MemoryLimitError) when this process's resident memory passes this
+    # many bytes (None: no limit); checked between chunks
+    max_memory: int | None = None
+    # frontiers above this many states are packed and spilled (None: never),
+    # into a temporary folder under spill_dir (None: the system's)
+    spill_states: int | None = SPILL_STATES
+    spill_dir: str | None = None
 
 
 @dataclass
@@ -88,6 +109,12 @@ class CheckResult:
     collision_probability: float = 0.0
 
     @property
+    def bytes_per_state(self) -> int:
+        """Peak resident memory per distinct state (of the process that ran
+        the search; for the spark engine, its driver's)."""
+        return self.peak_memory_kb * 1024 // self.distinct if self.distinct else 0
+
+    @property
     def violated(self) -> list[str]:
         return [v.property for v in self.violations]
 
@@ -115,6 +142,7 @@ class CheckResult:
             "generated_per_s": round(self.generated_per_second, 1),
             "distinct_per_s": round(self.distinct_per_second, 1),
             "peak_memory_kb": self.peak_memory_kb,
+            "bytes_per_state": self.bytes_per_state,
             "fingerprint_bits": self.fingerprint_bits,
             "collision_probability": self.collision_probability,
         }
@@ -132,6 +160,44 @@ def peak_memory_kb() -> int:
     """Peak resident set size of this process (ru_maxrss: KiB on Linux, bytes on macOS)."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return rss // 1024 if sys.platform == "darwin" else rss
+
+
+class MemoryLimitError(KmcError):
+    """The search's resident memory passed CheckOptions.max_memory (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+def format_size(n: int) -> str:
+    """8.0 GiB, 500 MiB, 64 KiB."""
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.1f} GiB"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.0f} MiB"
+    return f"{n / 1024:.0f} KiB"
+
+
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def resident_bytes() -> int | None:
+    """This process's resident memory now (/proc/self/statm; None elsewhere)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def check_memory(limit: int | None, level: int, distinct: int, advice: str) -> None:
+    """Raise MemoryLimitError when this process's resident memory is above
+    `limit` bytes (None: no limit)."""
+    if limit is None:
+        return
+    rss = resident_bytes()
+    if rss is not None and rss > limit:
+        raise MemoryLimitError(f"memory limit {format_size(limit)} reached at level {level} after "
+                               f"{distinct:,} distinct states (resident {format_size(rss)}); {advice}")
 
 
 def resolve_view(model: Model, view: str | Sequence[str] | None) -> tuple[str, ...] | None:
@@ -361,12 +427,18 @@ _GC_SAMPLE = 8  # with no cyclic garbage so far, collect one chunk in 8 (freeze 
 
 class LevelLog:
     """One BFS level's (fingerprint, parent fingerprint, action id), as compact
-    arrays of unsigned 64-bit ints (two each for 128-bit fingerprints)."""
+    arrays of unsigned 64-bit ints (two each for 128-bit fingerprints).
 
-    __slots__ = ("bits", "fps", "parents", "actions", "fps_hi", "parents_hi")
+    With a spill folder, every BLOCK entries go to one file per array and
+    leave memory: the log is only read for a counterexample (find, parent,
+    action), which reads the files back a block at a time."""
+
+    __slots__ = ("bits", "fps", "parents", "actions", "fps_hi", "parents_hi", "spill", "files",
+                 "spilled", "block")
     _MASK = (1 << 64) - 1
+    BLOCK = 1 << 16
 
-    def __init__(self, bits: int = 64):
+    def __init__(self, bits: int = 64, spill=None, block: int | None = None):
         self.bits = bits
         self.fps = array("Q")
         self.parents = array("Q")
@@ -374,9 +446,16 @@ class LevelLog:
         if bits == 128:
             self.fps_hi = array("Q")
             self.parents_hi = array("Q")
+        self.spill = spill          # a checker.frontier.SpillDir, or None: all in memory
+        self.files: dict | None = None
+        self.spilled = 0            # entries in the files (they come first)
+        self.block = block or self.BLOCK
+
+    def _names(self) -> tuple:
+        return ("fps", "parents", "actions") + (("fps_hi", "parents_hi") if self.bits == 128 else ())
 
     def __len__(self) -> int:
-        return len(self.fps)
+        return self.spilled + len(self.fps)
 
     def add(self, fps: Sequence[int], parents: Sequence[int], actions: Sequence[int]) -> None:
         if self.bits == 64:
@@ -389,23 +468,62 @@ class LevelLog:
             self.parents.extend(f & m for f in parents)
             self.parents_hi.extend(f >> 64 for f in parents)
         self.actions.extend(actions)
+        if self.spill is not None and len(self.fps) >= self.block:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.files is None:
+            self.files = {name: self.spill.file(f"log-{name}") for name in self._names()}
+        self.spilled += len(self.fps)
+        for name in self._names():
+            arr = getattr(self, name)
+            with open(self.files[name], "ab") as f:
+                arr.tofile(f)
+            setattr(self, name, array(arr.typecode))
+
+    def _blocks(self, name: str):
+        """(offset, array) of `name`, the spilled blocks first, then memory's."""
+        if self.files is not None:
+            with open(self.files[name], "rb") as f:
+                done = 0
+                while done < self.spilled:
+                    arr = array(getattr(self, name).typecode)
+                    arr.fromfile(f, min(self.block, self.spilled - done))
+                    yield done, arr
+                    done += len(arr)
+        yield self.spilled, getattr(self, name)
+
+    def _at(self, name: str, i: int) -> int:
+        if i >= self.spilled:
+            return getattr(self, name)[i - self.spilled]
+        arr = array(getattr(self, name).typecode)
+        with open(self.files[name], "rb") as f:
+            f.seek(i * arr.itemsize)
+            arr.fromfile(f, 1)
+        return arr[0]
 
     def find(self, fp: int) -> int:
         """Index of fingerprint fp in this level (ValueError if absent)."""
-        if self.bits == 64:
-            return self.fps.index(fp)
-        lo, hi = fp & self._MASK, fp >> 64
-        start = 0
-        while True:
-            i = self.fps.index(lo, start)
-            if self.fps_hi[i] == hi:
-                return i
-            start = i + 1
+        lo = fp & self._MASK if self.bits == 128 else fp
+        for offset, block in self._blocks("fps"):
+            start = 0
+            while True:
+                try:
+                    i = block.index(lo, start)
+                except ValueError:
+                    break
+                if self.bits == 64 or self._at("fps_hi", offset + i) == fp >> 64:
+                    return offset + i
+                start = i + 1
+        raise ValueError(f"fingerprint {fp:x} is not in this level")
 
     def parent(self, i: int) -> int:
         if self.bits == 64:
-            return self.parents[i]
-        return self.parents[i] | (self.parents_hi[i] << 64)
+            return self._at("parents", i)
+        return self._at("parents", i) | (self._at("parents_hi", i) << 64)
+
+    def action(self, i: int) -> int:
+        return self._at("actions", i)
 
 
 def replay(model: Model, ctx: ExpandContext, path: list, matches: Callable) -> list:
@@ -448,7 +566,9 @@ class Search:
         self.view = resolve_view(model, options.view)
         self.ctx = ExpandContext.create(model, self.properties, options.fingerprint_bits, self.view,
                                         options.check_deadlock, options.stop_on_violation)
-        self.seen: set[int] = set()
+        self.seen = new_seen_set(options.fingerprint_bits) if new_seen_set is not None else set()
+        self.spill = SpillDir(options.spill_dir)
+        self.decoder = None   # a StateDecoder, made when a frontier is first packed
         self.levels: list[LevelLog] = []
         self.actions: list[Action] = []           # action id -> Action
         self.action_ids: dict[Action, int] = {}
@@ -492,8 +612,26 @@ class Search:
             "generated_per_s": self.generated / elapsed if elapsed else 0.0,
             "distinct_per_s": len(self.seen) / elapsed if elapsed else 0.0})
 
+    def _check_memory(self, level: int) -> None:
+        check_memory(self.options.max_memory, level, len(self.seen),
+                     "raise it (--max-memory SIZE, or none), or check with --engine spark, which "
+                     "keeps its finished levels on disk, resumable with --resume")
+
+    def _log(self) -> LevelLog:
+        # (a level's log past spill_states entries goes to disk a block of that many at a time)
+        spill = self.spill if self.options.spill_states is not None else None
+        return LevelLog(self.options.fingerprint_bits, spill, self.options.spill_states)
+
+    def _frontier(self, keep: bool = True) -> Frontier:
+        threshold = self.options.spill_states
+        if threshold is not None and self.decoder is None:
+            from checker.codec import StateDecoder
+            self.decoder = StateDecoder(self.model)
+        return Frontier(CHUNK_STATES, threshold, self.spill, self.decoder,
+                        self.options.fingerprint_bits, keep)
+
     def _absorb(self, level: int, log: LevelLog, res: ChunkResult, chunk: Sequence[tuple],
-                next_frontier: list) -> None:
+                next_frontier: Frontier) -> None:
         """Record a chunk's results at `level` (the new states' level)."""
         self.generated += len(res.action_names)
         self.per_action_generated.update(res.action_names)
@@ -514,12 +652,13 @@ class Search:
 
     # -- the levels --
 
-    def _initial(self) -> list:
+    def _initial(self) -> Frontier:
         model, ctx = self.model, self.ctx
-        log = LevelLog(self.options.fingerprint_bits)
+        log = self._log()
         self.levels.append(log)
         self.per_level_distinct.append(0)
-        frontier: list = []
+        max_depth = self.options.max_depth
+        frontier = self._frontier(keep=max_depth != 0 or self.options.check_deadlock)
         new = []
         state = None
         try:
@@ -547,24 +686,30 @@ class Search:
         frontier.extend(new)
         return frontier
 
-    def _deadlocks_at_bound(self, level: int, frontier: list) -> None:
+    def _deadlocks_at_bound(self, level: int, frontier: Frontier) -> None:
         """With a depth bound the last level is not expanded; a deadlock there
         still shows as a state without any successor."""
         successors = self.model.successors
-        for state, _, fp in frontier:
-            try:
-                has_successor = next(iter(successors(state)), None) is not None
-            except EvaluationError as e:
-                raise EngineEvaluationError(f"evaluation error: {e}; state: {_summary(state)}",
-                                            action=e.action, state=state) from e
-            if not has_successor:
-                self._violation(DEADLOCK, level, fp)
-                if self.stopped:
-                    return
+        for chunk in frontier.chunks():
+            for state, _, fp in chunk:
+                try:
+                    has_successor = next(iter(successors(state)), None) is not None
+                except EvaluationError as e:
+                    raise EngineEvaluationError(f"evaluation error: {e}; state: {_summary(state)}",
+                                                action=e.action, state=state) from e
+                if not has_successor:
+                    self._violation(DEADLOCK, level, fp)
+                    if self.stopped:
+                        return
+            self._check_memory(level)
 
     def run(self) -> CheckResult:
-        with level_gc() as collect:
-            return self._run(collect)
+        """Removes its spill folder at the end, whatever the end (an error, ^C)."""
+        try:
+            with level_gc() as collect:
+                return self._run(collect)
+        finally:
+            self.spill.close()
 
     def _run(self, collect: Callable[[], Any]) -> CheckResult:
         max_depth = self.options.max_depth
@@ -575,18 +720,24 @@ class Search:
                 if self.options.check_deadlock:
                     self._deadlocks_at_bound(level, frontier)
                 break
-            log = LevelLog(self.options.fingerprint_bits)
+            log = self._log()
             self.levels.append(log)
             self.per_level_distinct.append(0)
-            next_frontier: list = []
-            for start in range(0, len(frontier), CHUNK_STATES):
-                chunk = frontier[start:start + CHUNK_STATES]
+            # the level at the depth bound is only counted (unless deadlocks
+            # are checked there): it is never expanded
+            next_frontier = self._frontier(keep=max_depth is None or level + 1 < max_depth
+                                           or self.options.check_deadlock)
+            done = 0
+            for chunk in frontier.chunks():
                 res = expand_chunk(self.ctx, chunk, self.seen)
                 self._absorb(level + 1, log, res, chunk, next_frontier)
                 collect()
                 if self.stopped:
                     break
-                self._maybe_progress(level, len(frontier) - start - len(chunk) + len(next_frontier))
+                done += len(chunk)
+                self._check_memory(level)
+                self._maybe_progress(level, len(frontier) - done + len(next_frontier))
+            frontier.close()
             frontier = next_frontier
             level += 1
         if not self.per_level_distinct[-1] and len(self.per_level_distinct) > 1:
@@ -594,6 +745,7 @@ class Search:
             self.per_level_distinct.pop()
             self.levels.pop()
         self.states_left = len(frontier) if (self.stopped or frontier) else 0
+        frontier.close()
         return self._result(exhausted=not frontier and not self.stopped)
 
     # -- counterexamples --
@@ -606,7 +758,7 @@ class Search:
         for lv in range(level, -1, -1):
             log = self.levels[lv]
             i = log.find(fp)
-            path.append((fp, log.actions[i]))
+            path.append((fp, log.action(i)))
             fp = log.parent(i)
         path.reverse()
         actions = self.actions

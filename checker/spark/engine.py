@@ -16,7 +16,7 @@ the seen set; level L+1 is renamed into place when complete, so a run can be
 resumed after its last complete level.
 
 Identical answers to the local engine: a new state keeps the witness with the
-smallest BFS key (checker/spark/codec.py), which is the local engine's first
+smallest BFS key (checker/codec.py), which is the local engine's first
 discovery, so per-level counts, parents and counterexamples are the local
 engine's. The local engine checks a state as it generates it; here the
 states of level L are checked when job L rebuilds them, so stream L-1 (the
@@ -55,9 +55,10 @@ from typing import Any, Callable
 from checker import registry
 from checker.encoding import encode, encode_state
 from checker.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
-                            collision_probability, peak_memory_kb, resolve_view)
+                            check_memory, collision_probability, peak_memory_kb, resolve_view)
 from checker.errors import EngineEvaluationError, SpecError
-from checker.spark import codec, levels, seen as seenruns, session as sparksession, tasks
+from checker import codec
+from checker.spark import levels, seen as seenruns, session as sparksession, tasks
 from checker.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
                                   SparkJobError, SparkUnavailableError)
 from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
@@ -810,6 +811,10 @@ class SparkSearch:
                                        round(self._last_cpu[0], 3), round(self._last_cpu[1], 3), where])
             levels.commit_level(self.run_dir, L + 1, totals.to_json())
             self._report(totals, seconds, expanded=frontier, where=where)
+            # the driver's memory (--max-memory), between levels: the finished ones stay resumable
+            check_memory(self.options.max_memory, L + 1, sum(totals.per_level_distinct),
+                         f"the finished levels are kept: go on with --resume {self.run_dir} "
+                         f"and a higher --max-memory (or none)")
         self._await_spark()  # a run the driver finished alone still needs working executors
         return self._result(totals)
 
