@@ -38,9 +38,10 @@ NO_ACTION = 0xFFFFFFFF         # action id of an initial state (no parent)
 CHUNK_STATES = 2048            # frontier states per expand_chunk call (progress, early stop)
 # A frontier (or a level's parent pointers) of more states than this is packed
 # and spilled to disk (checker/frontier.py); smaller ones stay Python objects,
-# which is faster (packed levels cost ~10% more CPU: their states are rebuilt).
-# A level of 20k states costs ~26 MB as objects (kip966 reference).
-SPILL_STATES = 20_000
+# which is faster (a packed level costs ~10% more CPU: its states are rebuilt).
+# As objects, a level costs ~1.3 KB a state (kip966 reference): the levels
+# kept so cost at most ~2 x 13 MB (the one expanded and the one generated).
+SPILL_STATES = 10_000
 
 try:  # the compact fingerprint table (about 16 bytes per state), when built
     from checker.fpset import new_seen_set
