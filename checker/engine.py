@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Sequence
 from checker.encoding import (VariableEncoders, decode, encode_changed, encode_state,
                               fingerprint_function, parts_to_bytes, view_selector)
 from checker.errors import EXIT_BAD_INPUT, EngineEvaluationError, KmcError, SpecError
+from checker.codec import StateDecoder
 from checker.frontier import Frontier, SpillDir
 from model.base import ALWAYS, SOMETIMES, Action, EvaluationError, Model, Property
 
@@ -42,6 +43,12 @@ CHUNK_STATES = 2048            # frontier states per expand_chunk call (progress
 # As objects, a level costs ~1.3 KB a state (kip966 reference): the levels
 # kept so cost at most ~2 x 13 MB (the one expanded and the one generated).
 SPILL_STATES = 10_000
+# The caches of the decoder that rebuilds packed states (values per variable,
+# hash-consed sub-values), smaller than the spark workers' (checker.codec):
+# a bounded cost, not one that grows with the run (at depth 12 of the kip966
+# reference they hold ~9,000 values in all).
+DECODER_LIMIT = 1 << 14
+DECODER_SHARED_LIMIT = 1 << 16
 
 try:  # the compact fingerprint table (about 16 bytes per state), when built
     from checker.fpset import new_seen_set
@@ -626,8 +633,9 @@ class Search:
     def _frontier(self, keep: bool = True) -> Frontier:
         threshold = self.options.spill_states
         if threshold is not None and self.decoder is None:
-            from checker.codec import StateDecoder
             self.decoder = StateDecoder(self.model)
+            self.decoder.LIMIT = DECODER_LIMIT
+            self.decoder.SHARED_LIMIT = DECODER_SHARED_LIMIT
         return Frontier(CHUNK_STATES, threshold, self.spill, self.decoder,
                         self.options.fingerprint_bits, keep)
 

@@ -193,3 +193,15 @@ def test_bytes_per_state_is_reported():
     r = check(model, props, CheckOptions())
     assert r.bytes_per_state == r.peak_memory_kb * 1024 // r.distinct > 0
     assert r.statistics()["bytes_per_state"] == r.bytes_per_state
+
+
+def test_decoder_caches_dropped_mid_level_change_nothing(tmp_path, writes, small_chunks, monkeypatch):
+    # caches of a few values: cleared again and again while levels are rebuilt
+    from checker import engine
+    monkeypatch.setattr(engine, "DECODER_LIMIT", 4)
+    monkeypatch.setattr(engine, "DECODER_SHARED_LIMIT", 16)
+    memory, spilled = both("mutants/skip_partition_epoch_check.toml", tmp_path, 16, max_depth=10,
+                           stop_on_violation=False)
+    assert writes[0] > 0
+    assert figures(spilled) == figures(memory)
+    assert traces(spilled) == traces(memory)
