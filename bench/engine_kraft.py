@@ -41,7 +41,7 @@ def build(spec: str = SPEC):
 
 
 def fingerprint_digest(search: Search) -> str:
-    fps = sorted(fp for log in search.levels for fp in log.fps)
+    fps = sorted(fp for log in search.levels for fp in log.fingerprints())
     h = hashlib.sha256()
     for fp in fps:
         h.update(fp.to_bytes(8, "little"))
@@ -60,7 +60,9 @@ def main() -> None:
     if args.no_props:
         props = []
     cpu0 = time.process_time()
-    search = Search(model, props, CheckOptions(max_depth=args.depth))
+    # --digest reads every level's log after the run: kept in memory (not spilled)
+    search = Search(model, props, CheckOptions(max_depth=args.depth,
+                                               **({"spill_states": None} if args.digest else {})))
     if args.profile:
         prof = cProfile.Profile()
         res = prof.runcall(search.run)

@@ -501,6 +501,16 @@ class LevelLog:
                     done += len(arr)
         yield self.spilled, getattr(self, name)
 
+    def fingerprints(self):
+        """Every fingerprint of the level, in order (the spilled ones read back:
+        while the search runs, which removes its spill folder at the end)."""
+        if self.bits == 64:
+            for _, block in self._blocks("fps"):
+                yield from block
+            return
+        for (_, lo), (_, hi) in zip(self._blocks("fps"), self._blocks("fps_hi")):
+            yield from (a | (b << 64) for a, b in zip(lo, hi))
+
     def _at(self, name: str, i: int) -> int:
         if i >= self.spilled:
             return getattr(self, name)[i - self.spilled]

@@ -154,6 +154,7 @@ def test_level_log_spilled_in_blocks(tmp_path, bits):
     assert [log.find(f) for f in fps] == list(range(10))
     assert [log.parent(i) for i in range(10)] == parents
     assert [log.action(i) for i in range(10)] == list(range(10))
+    assert list(log.fingerprints()) == fps
     with pytest.raises(ValueError):
         log.find(123456789)
     spill.close()
