@@ -19,7 +19,8 @@ STAMP := $(VENV)/.kmc-installed
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+# (setup.py and checker/_native.c: the compiled hot path is rebuilt when they change)
+$(STAMP): pyproject.toml setup.py checker/_native.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -e .
 	touch $(STAMP)
@@ -40,4 +41,4 @@ test: $(STAMP)
 	$(BIN)/kmc regress specs --quick -j 2 --junit results/regress-quick.xml
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info checker/_native*.so

@@ -31,6 +31,8 @@ from typing import Any, Callable, Iterable, Sequence
 import msgpack
 import xxhash
 
+from checker import native
+
 FROZENSET_EXT = 1
 
 
@@ -75,8 +77,8 @@ _ITEMWISE: set = set()
 _HEADERS = tuple(bytes([0x90 | n]) for n in range(16))
 
 
-def encode(obj: Any, _get=_cache.get, _id=id) -> bytes:
-    """The canonical msgpack bytes of a value."""
+def _py_encode(obj: Any, _get=_cache.get, _id=id) -> bytes:
+    """The canonical msgpack bytes of a value (pure Python)."""
     # (the keyword defaults bind hot names locally; _cache is only ever cleared)
     hit = _get(_id(obj))
     if hit is not None and hit[0] is obj:
@@ -191,6 +193,20 @@ def _set_encoding(obj) -> tuple:
             _cache.clear()
         _cache[id(obj)] = (obj, b, ext)
     return b, ext
+
+
+if native.ENABLED:
+    _native_encode = native._native.encode
+
+    def encode(obj: Any) -> bytes:
+        """The canonical msgpack bytes of a value (compiled; the same bytes as
+        _py_encode, which takes the values it refuses: lists, dicts, ...)."""
+        try:
+            return _native_encode(obj)
+        except TypeError:
+            return _py_encode(obj)
+else:
+    encode = _py_encode
 
 
 # Anything else (a mutable set, a list or dict holding sets, an int or str
@@ -331,6 +347,15 @@ def view_selector(variables: Sequence[str], view: Sequence[str] | None) -> Calla
     get = itemgetter(*idx)
     join = b"".join
     return lambda parts: join(get(parts))
+
+
+def view_indices(variables: Sequence[str], view: Sequence[str] | None) -> tuple[int, ...] | None:
+    """The indices of the parts view_selector joins, in state order; None for
+    every variable (the compiled successor's form of the same choice)."""
+    if view is None or tuple(view) == tuple(variables):
+        return None
+    index = {name: i for i, name in enumerate(variables)}
+    return tuple(sorted({index[v] for v in view}))
 
 
 def state_fingerprint(state: Sequence, bits: int = 64, variables: Sequence[str] | None = None,

@@ -27,8 +27,10 @@ from operator import is_not
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from checker import native
 from checker.encoding import (VariableEncoders, decode, encode_changed, encode_state,
-                              fingerprint_function, parts_to_bytes, view_selector)
+                              fingerprint_function, parts_to_bytes, view_indices,
+                              view_selector)
 from checker.errors import EXIT_BAD_INPUT, EngineEvaluationError, KmcError, SpecError
 from checker.codec import StateDecoder
 from checker.frontier import Frontier, SpillDir
@@ -36,6 +38,7 @@ from model.base import ALWAYS, SOMETIMES, Action, EvaluationError, Model, Proper
 
 DEADLOCK = "Deadlock"          # the name a deadlock is reported under (TLC's wording)
 NO_ACTION = 0xFFFFFFFF         # action id of an initial state (no parent)
+EVERY_VARIABLE = -1            # a changed-variables mask with every bit set
 CHUNK_STATES = 2048            # frontier states per expand_chunk call (progress, early stop)
 # A frontier (or a level's parent pointers) of more states than this is packed
 # and spilled to disk (checker/frontier.py); smaller ones stay Python objects,
@@ -244,6 +247,8 @@ class ExpandContext:
     # per variable, the encoder of its values (the C packer until a value
     # holds a set); built on first use, learnt as the search goes
     encoders: VariableEncoders | None = None
+    # the view's part indices (None: every variable), for the compiled path
+    select_indices: tuple | None = None
 
     @classmethod
     def create(cls, model: Model, properties: Iterable[Property], fingerprint_bits: int = 64,
@@ -255,8 +260,20 @@ class ExpandContext:
                    sometimes=[p for p in props if p.kind == SOMETIMES],
                    fingerprint=fingerprint_function(fingerprint_bits),
                    select=view_selector(tuple(model.variables), view),
+                   select_indices=view_indices(tuple(model.variables), view),
                    check_deadlock=check_deadlock,
                    stop_on_violation=stop_on_violation)
+
+    def read_masks(self) -> dict[str, int]:
+        """Per property, the bit mask of the variables it reads (bit i:
+        variable i; every bit when it does not say, Property.reads None)."""
+        index = {name: i for i, name in enumerate(self.model.variables)}
+        masks = {}
+        for p in self.always + self.sometimes:
+            reads = getattr(p, "reads", None)
+            masks[p.name] = (EVERY_VARIABLE if reads is None or any(v not in index for v in reads)
+                             else sum(1 << index[v] for v in set(reads)))
+        return masks
 
     def entry(self, state) -> tuple:
         """A frontier entry (state, per-variable encodings, fingerprint)."""
@@ -310,8 +327,15 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
     if encs is None:
         encs = ctx.encoders = VariableEncoders(len(ctx.model.variables))
     seen_add = seen.add
-    always = [(p.name, p.predicate) for p in ctx.always]
-    pending = [(p.name, p.predicate) for p in ctx.sometimes]
+    # the compiled path: parts, fingerprint and the seen set's test-and-add
+    # in one call (None: seen); TypeError sends a successor down the Python path
+    successor = native._native.successor if native.ENABLED else None
+    indices = ctx.select_indices
+    # a property is checked on a new state only when a variable it reads
+    # changed (its parent, which satisfied it, shares the others' objects)
+    masks = ctx.read_masks()
+    always = [(p.name, p.predicate, masks[p.name]) for p in ctx.always]
+    pending = [(p.name, p.predicate, masks[p.name]) for p in ctx.sometimes]
     check_deadlock = ctx.check_deadlock
     stop = ctx.stop_on_violation
 
@@ -332,28 +356,39 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
                 if succ is last:  # the same object again (a second witness): seen
                     continue
                 last = succ
-                # the parent's bytes for every variable whose object is shared;
-                # the indices of the others are found in C (map + compress)
-                parts = pparts.copy()
-                try:
-                    for i in compress(count(), map(is_not, parent, succ)):
-                        parts[i] = encs[i](succ[i])
-                except TypeError:  # a variable's first value holding a set
-                    parts = encode_changed(encs, parent, pparts, succ)
-                fp = fingerprint(select(parts))
-                if fp in seen:
-                    continue
-                seen_add(fp)
+                if successor is not None:
+                    try:
+                        new_entry = successor(parent, pparts, succ, indices, fingerprint, seen)
+                    except TypeError:  # a value the compiled encoder refuses
+                        new_entry = _python_successor(encs, parent, pparts, succ, select,
+                                                      fingerprint, seen)
+                    if new_entry is None:
+                        continue
+                    parts, fp, changed = new_entry
+                else:
+                    changed = EVERY_VARIABLE
+                    # the parent's bytes for every variable whose object is shared;
+                    # the indices of the others are found in C (map + compress)
+                    parts = pparts.copy()
+                    try:
+                        for i in compress(count(), map(is_not, parent, succ)):
+                            parts[i] = encs[i](succ[i])
+                    except TypeError:  # a variable's first value holding a set
+                        parts = encode_changed(encs, parent, pparts, succ)
+                    fp = fingerprint(select(parts))
+                    if fp in seen:
+                        continue
+                    seen_add(fp)
                 index = len(new)
                 new_append((succ, parts, fp, pfp, action))
                 bad = False
                 checking = True
-                for name, pred in always:
-                    if not pred(succ):
+                for name, pred, reads in always:
+                    if changed & reads and not pred(succ):
                         violations.append((name, index))
                         bad = True
                 if pending:
-                    for item in [x for x in pending if x[1](succ)]:
+                    for item in [x for x in pending if changed & x[2] and x[1](succ)]:
                         witnesses.append((item[0], index))
                         pending.remove(item)
                 checking = False
@@ -370,6 +405,16 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
             if stop:
                 return ChunkResult(new, violations, witnesses, deadlocks, names, True)
     return ChunkResult(new, violations, witnesses, deadlocks, names, False)
+
+
+def _python_successor(encs, parent, pparts, succ, select, fingerprint, seen):
+    """The compiled successor's work in Python: (parts, fp), None when seen."""
+    parts = encode_changed(encs, parent, pparts, succ)
+    fp = fingerprint(select(parts))
+    if fp in seen:
+        return None
+    seen.add(fp)
+    return parts, fp, EVERY_VARIABLE
 
 
 @contextmanager

@@ -47,6 +47,11 @@ class Property:
     kind: str
     predicate: Callable[[Any], bool]
     doc: str = ""
+    # The state variables the predicate reads (None: it may read any). The
+    # engine then checks a successor only when one of them changed: the
+    # parent, checked before, shares the objects of the others. A model's
+    # tests must show the list complete (e.g. by recording reads).
+    reads: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in (ALWAYS, SOMETIMES):

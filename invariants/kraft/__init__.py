@@ -93,6 +93,45 @@ _STORAGE_WITNESSES = (
      "an unclean recovery elects a leader (a reported potential data-loss event)", (KIP966,)),
 )
 
+# The state variables each property reads (Property.reads: the engine checks
+# a successor only when one of them changed). Complete by test:
+# tests/kraft_invariants/test_reads.py records every variable each predicate
+# touches over whole state spaces of every variant.
+_READS = {
+    "LeaderCompletenessProperty": ("broker_state", "con_partition_metadata", "inv_pos_acked",
+                                   "inv_true_hwm", "partition_data"),
+    "LeaderCandidateCompletenessProperty": ("broker_state", "con_partition_metadata",
+                                            "inv_true_hwm", "partition_data"),
+    "ReplicationQuorumSupersetProperty": ("con_partition_metadata", "partition_metadata",
+                                          "partition_pending_ap", "partition_status"),
+    "LogMatchingProperty": ("partition_data",),
+    "MetadataLogMatchingProperty": ("broker_metadata_log", "con_metadata_log"),
+    "ConsistentReadProperty": ("con_partition_metadata", "inv_consumed", "partition_data",
+                               "partition_metadata", "partition_status"),
+    "MinIsrRecoveryQuorum": ("con_partition_metadata",),
+    "NoCommittedRecordLostGlobally": ("inv_pos_acked", "partition_data"),
+    "TypeOK": ("aux_ctrs", "broker_fetchers", "broker_state", "con_broker_reg",
+               "con_partition_metadata", "con_unfenced", "inv_neg_acked", "inv_pos_acked",
+               "inv_sent", "partition_metadata", "partition_replica_state", "partition_status"),
+    "ValidBrokerState": ("broker_state",),
+    "ValidReplicaState": ("partition_data", "partition_metadata", "partition_status"),
+    "ValidFetcherState": ("broker_fetchers", "partition_status"),
+    "ValidControllerState": ("con_broker_reg", "con_partition_metadata", "con_unfenced"),
+    "ValidControllerIsrAndElr": ("con_partition_metadata",),
+    "RecordCommitted": ("inv_pos_acked", "inv_true_hwm"),
+    "LeaderChanged": ("con_partition_metadata",),
+    "UncleanShutdownHappened": ("aux_ctrs", "broker_state"),
+    "ElrNonEmpty": ("con_partition_metadata",),
+    "UncleanExclusion": ("con_partition_metadata", "ghost_unclean"),
+    "DataLossIsReported": ("broker_state", "con_partition_metadata", "ghost_reported",
+                           "inv_consumed", "inv_pos_acked", "partition_data"),
+    "ValidStorageState": ("con_recovery", "ghost_unclean", "partition_data", "partition_flushed",
+                          "partition_hwm_checkpoint"),
+    "UnflushedRecords": ("broker_state", "partition_data", "partition_flushed"),
+    "UncleanRestart": ("ghost_unclean",),
+    "UncleanRecoveryReported": ("ghost_reported",),
+}
+
 INVARIANT_NAMES = tuple(name for name, *_ in _INVARIANTS)
 WITNESS_NAMES = tuple(name for name, *_ in _WITNESSES)
 STORAGE_INVARIANT_NAMES = tuple(name for name, *_ in _STORAGE_INVARIANTS)
@@ -108,7 +147,7 @@ def _initial_leader_epoch(model) -> int:
 def kraft_properties(model) -> list[Property]:
     ctx = context_of(model)
     invariants = _INVARIANTS + (_STORAGE_INVARIANTS if ctx.storage else ())
-    props = [Property(name, ALWAYS, factory(ctx), doc)
+    props = [Property(name, ALWAYS, factory(ctx), doc, _READS[name])
              for name, factory, doc, variants in invariants
              if variants is None or ctx.variant in variants]
     witnesses_ = _WITNESSES + (_STORAGE_WITNESSES if ctx.storage else ())
@@ -119,5 +158,5 @@ def kraft_properties(model) -> list[Property]:
             continue
         predicate = (witnesses.leader_changed(ctx, _initial_leader_epoch(model))
                      if factory is None else factory(ctx))
-        props.append(Property(name, SOMETIMES, predicate, doc))
+        props.append(Property(name, SOMETIMES, predicate, doc, _READS[name]))
     return props

@@ -48,13 +48,40 @@ def by_type(messages: frozenset) -> tuple[list, ...]:
     """The messages in flight bucketed by MsgType (one pass per state), each
     bucket in a canonical order so successors come out deterministically
     (never in the frozenset's hash order, which varies with PYTHONHASHSEED)."""
-    buckets = tuple([] for _ in range(_N_TYPES))
+    if messages is _last[0]:  # siblings in a frontier often share their message set
+        return _last[1]
+    buckets = [[] for _ in _TYPE_RANGE]
     for m in messages:
         buckets[m[0]].append(m)
     for bucket in buckets:
         if len(bucket) > 1:
-            bucket.sort(key=canonical_key)
-    return buckets
+            bucket.sort(key=_message_key)
+    result = tuple(buckets)
+    _last[0], _last[1] = messages, result  # (holding the set keeps its id unique)
+    return result
+
+
+_TYPE_RANGE = range(_N_TYPES)
+_last: list = [None, None]  # the last message set bucketed and its buckets (callers only read them)
+
+
+# A message object lives on in the successors' message sets (set operations
+# keep the elements), so its sort key is remembered by identity; the entry
+# holds the message, so its id cannot be reused while remembered. Bounded:
+# cleared when full (only ever a speed-up).
+_keys: dict[int, tuple] = {}
+_KEYS_LIMIT = 1 << 16
+
+
+def _message_key(m, _get=_keys.get, _id=id):
+    hit = _get(_id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    key = canonical_key(m)
+    if len(_keys) >= _KEYS_LIMIT:
+        _keys.clear()
+    _keys[_id(m)] = (m, key)
+    return key
 
 
 def canonical_key(v):

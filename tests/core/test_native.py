@@ -1,0 +1,181 @@
+"""The compiled hot path (checker/_native.c) against its pure-Python twin.
+
+Same bytes for every value of real state spaces, the same (parts,
+fingerprint, changed variables) per successor, a FingerprintSet that answers
+as a set does, and whole runs with KMC_NATIVE=0 giving the same figures and
+counterexample as the compiled path (CI runs the conformance figures both
+ways through this file).
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from itertools import islice
+from pathlib import Path
+
+import pytest
+
+from checker import encoding, native
+from checker.encoding import _py_encode, fingerprint_function
+from checker.engine import _python_successor
+from checker.registry import build
+
+ROOT = Path(__file__).resolve().parents[2]
+needs_native = pytest.mark.skipif(not native.ENABLED, reason=f"hot path: {native.status()}")
+
+
+def test_native_is_built_unless_turned_off():
+    """A normal install compiles checker/_native.c (gcc and the Python headers are
+    on this kind of machine): a silent fall-back to pure Python would only show
+    as a slower run, so it fails here."""
+    if os.environ.get("KMC_NATIVE", "1") == "0":
+        assert not native.ENABLED
+    else:
+        assert native.ENABLED, native.status()
+
+
+def _states(model_name, variant, constants, limit=4000):
+    """Up to `limit` reachable states, breadth first, and their successors' pairs."""
+    model, _ = build(model_name, variant, constants)
+    frontier = list(model.init_states())
+    seen = set(frontier)
+    pairs = []
+    while frontier and len(seen) < limit:
+        nxt = []
+        for s in frontier:
+            for _, t in model.successors(s):
+                pairs.append((s, t))
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+    return model, list(seen), pairs
+
+
+CONFIGS = [
+    ("kraft", "kip966", {"BrokerCount": 3, "InitReplicationFactor": 3, "MinISR": 2,
+                         "Values": ["A", "B"], "FenceBrokerLimit": 1, "DataLossShutdownLimit": 1}),
+    ("kraft", "v3_5", {"BrokerCount": 2, "InitReplicationFactor": 2, "MinISR": 1,
+                       "UncleanShutdownLimit": 1, "AvoidLastReplicaStanding": False}),
+    ("kraft", "kip966_storage", {"BrokerCount": 2, "InitReplicationFactor": 2, "MinISR": 2}),
+    ("zk", "leader_epoch", {}),
+    ("twophase", "standard", {}),
+]
+
+
+@needs_native
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c[0]}-{c[1]}")
+def test_same_bytes_for_every_value(config):
+    _, states, _ = _states(*config)
+    n = 0
+    for s in states:
+        for v in s:
+            assert native._native.encode(v) == _py_encode(v), v
+            n += 1
+    assert n > 1000
+
+
+@needs_native
+def test_same_bytes_for_edge_values():
+    values = [None, True, False, 0, 127, 128, 255, 256, 65535, 65536, 2**32 - 1, 2**32,
+              2**63, 2**64 - 1, -1, -32, -33, -128, -129, -32768, -32769, -2**31, -2**31 - 1,
+              -2**63, "", "x", "é" * 40, "a" * 300, "b" * 70000, b"", b"xy", 1.5, -0.0, (),
+              tuple(range(15)), tuple(range(16)), tuple(range(70000)), frozenset(),
+              frozenset({1, 2, 300}), frozenset({(1, "a"), (2, frozenset({5}))}),
+              frozenset(range(40)), frozenset("a" * i for i in range(20)),
+              frozenset({frozenset(), frozenset({0})}), {1, 2}, (True, 1, frozenset({True}))]
+    for v in values:
+        assert native._native.encode(v) == _py_encode(v), v
+        assert encoding.encode(v) == _py_encode(v), v
+    # refused by the compiled encoder, taken by the Python one (the wrapper)
+    for v in ([1, frozenset({2})], {"k": (1,)}):
+        with pytest.raises(TypeError):
+            native._native.encode(v)
+        assert encoding.encode(v) == _py_encode(v)
+    for v in (2**64, -2**63 - 1, object()):
+        with pytest.raises(TypeError):
+            native._native.encode(v)
+
+
+@needs_native
+def test_successor_matches_the_python_path():
+    model, _, pairs = _states(*CONFIGS[0], limit=3000)
+    fp = fingerprint_function(64)
+    encs = encoding.VariableEncoders(len(model.variables))
+    rng = random.Random(7)
+    for indices in (None, (0, 3, 17)):
+        select = (b"".join if indices is None
+                  else (lambda parts, ix=indices: b"".join(parts[i] for i in ix)))
+        seen_c = native._native.FingerprintSet()
+        seen_py: set = set()
+        for parent, succ in islice(rng.sample(pairs, len(pairs)), 4000):
+            pparts = [_py_encode(v) for v in parent]
+            got = native._native.successor(parent, pparts, succ, indices, fp, seen_c)
+            want = _python_successor(encs, parent, pparts, succ, select, fp, seen_py)
+            assert (got is None) == (want is None)
+            if got is not None:
+                assert got[0] == want[0] and got[1] == want[1]
+                changed = sum(1 << i for i, (a, b) in enumerate(zip(parent, succ)) if a is not b)
+                assert got[2] == changed
+        assert set(seen_c) == seen_py
+
+
+@needs_native
+def test_fingerprint_set_answers_as_a_set():
+    rng = random.Random(1)
+    s = native._native.FingerprintSet()
+    ref: set = set()
+    for i in range(200_000):
+        v = rng.getrandbits(64) if i % 3 else rng.randrange(0, 40)
+        assert s.add_new(v) == (v not in ref)
+        ref.add(v)
+    assert len(s) == len(ref) and set(s) == ref
+    assert all(v in s for v in list(ref)[:5000])
+    assert 2**64 not in s and -1 not in s and "x" not in s
+    for bad in (-1, 2**64, "x"):
+        with pytest.raises((ValueError, TypeError)):
+            s.add(bad)
+    s.update([5, 6, 5])
+    assert 6 in s
+    assert s.__sizeof__() < 24 * len(s)  # ~16 bytes a state at this load, never a set's ~70
+
+
+def _kmc_json(spec, *args, pure):
+    env = dict(os.environ, KMC_NATIVE="0" if pure else "1")
+    out = subprocess.run([sys.executable, "-m", "checker.cli", "check", str(spec), "--json",
+                          "--quiet", "--engine", "local", *args],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("spec,args", [
+    ("specs/kraft-kip966-quick.toml", ()),
+    ("specs/kraft-v3_5-last-replica-standing.toml", ()),
+    ("specs/storage/kip966-minisr-lossy-any-strategy.toml", ()),
+    ("specs/zk-leader_epoch-data-loss.toml", ()),
+])
+def test_pure_python_path_same_answers(spec, args, tmp_path):
+    a = _kmc_json(ROOT / spec, "--out", str(tmp_path / "c"), *args, pure=False)
+    b = _kmc_json(ROOT / spec, "--out", str(tmp_path / "p"), *args, pure=True)
+    for key in ("outcome", "distinct", "generated", "per_level_distinct", "per_action_generated",
+                "per_action_distinct", "depth", "violated", "sometimes"):
+        assert a[key] == b[key], key
+    for va, vb in zip(a["violations"], b["violations"]):
+        assert va == vb
+
+
+def test_conformance_figures_on_the_pure_python_path():
+    """TLC's figures (tests/conformance) hold with KMC_NATIVE=0 too."""
+    if os.environ.get("KMC_NATIVE", "1") == "0":
+        pytest.skip("this run is the pure-Python path already")
+    env = dict(os.environ, KMC_NATIVE="0")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "tests/conformance/test_tlc_figures.py",
+                          "tests/conformance/test_tlc_violations.py"],
+                         capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
+    assert out.returncode == 0, out.stdout[-3000:]
+    assert " passed" in out.stdout and "failed" not in out.stdout
