@@ -212,7 +212,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
                                                   resume, quiet)
     elif engine == "auto":
         from checker.parallel import check_auto
-        result, auto_levels = check_auto(model, properties, options, spec)
+        result, auto_levels = check_auto(model, properties, options)
         run_id = new_run_id()
     else:
         result = run_check(model, properties, options)

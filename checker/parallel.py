@@ -5,59 +5,56 @@ A run starts as checker.engine.Search (one process, nothing started on the
 side). At the start of a level -- a level boundary, where nothing is half
 done -- whose frontier holds at least `threshold` states (and when the
 machine has more than one core and the level is not the depth bound), the
-search is handed over: the frontier (its states' canonical parts, in BFS
-order) and the seen fingerprints are written as that level's files in the
-spark engine's format (checker/spark/levels.py), split into one fingerprint
-partition per core; then the remaining levels run on a pool of forked worker
-processes with the spark engine's task functions (checker/spark/tasks.py:
-expand a partition's level file, route the successors by fingerprint
-partition, merge per partition keeping the smallest BFS key per
-fingerprint), and the spark engine's driver logic (checker.spark.engine:
-settling each level's stream, stopping in the middle of a level at the first
-violation with the local engine's counts, the depth bound, counterexamples
-from parent pointers) -- without a JVM: the shuffle goes through files in a
-temporary folder, one worker per partition, each keeping its own
-partition's records in memory between the two stages of a level.
+remaining levels go parallel, level by level, in the same process that ran
+the local levels:
 
-Why identical answers: the handed-over level's BFS key of a state is its
-index in the local frontier, i.e. the local engine's discovery order, and
-from there the spark engine's tasks reproduce the local engine's (its
-tests/spark/test_equivalence.py). The levels before the handover were
-checked by the local engine (so job L, the first on the pool, only expands);
-their parent pointers stay in the local engine's level logs, where the
-counterexamples' first steps are looked up.
+- the parent forks one worker per core; the workers inherit everything (the
+  model, the seen set, the frontier) without a copy; worker w expands the
+  frontier's chunks w, w + n, w + 2n, ... with checker.engine.expand_chunk
+  (the local engine's own expansion and property checks) against its copy
+  of the seen set, to which it adds what it finds, and sends each chunk's
+  result down a pipe: the new successors' parts (no state objects),
+  fingerprints, parents and actions, the violations, witnesses, deadlocks and
+  per-action counts;
+- the parent takes the chunks' results in chunk order -- the local engine's
+  BFS order -- keeps the successors that are new to the real seen set at
+  that point, and records them with Search._absorb, the local engine's own
+  bookkeeping (counts, level logs, violations, witnesses, stopping);
+- the next level's workers rebuild the states of their chunks from the
+  parts (checker.codec.StateDecoder), as the local engine does for a
+  frontier it spilled to disk.
 
-The level files live in a temporary folder removed at the end, whatever
-the end (^C included); a worker that dies is one `kmc: error:` line (exit 3).
+Why identical answers: a worker's seen set, at any point, holds the level's
+start and part of what the levels' earlier chunks found, so what it calls
+new is a superset of what is new in BFS order, in the same order; the parent
+drops the rest. A property violated, or witnessed, at a state a worker
+wrongly thinks new was violated (witnessed) at that state's earlier
+discovery in the same level, where the parent stops (records it) first; so
+stopping at the first violation in the middle of a chunk, the generated
+counts up to it, deadlocks and evaluation errors come out as the local
+engine's. Counterexamples come from the parent's level logs as usual.
+
+Nothing is written to disk; ^C stops the workers; a worker that dies is one
+`kmc: error:` line (exit 3), never a hang.
 """
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
-import pickle
-import shutil
 import signal
 import sys
-import tempfile
-import time
-from functools import partial
-from itertools import chain
-from operator import itemgetter
-from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from collections import Counter
+from itertools import chain, repeat
+from typing import Iterable
 
-from checker.encoding import encode
-from checker.engine import DEADLOCK, NO_ACTION, CheckOptions, CheckResult, Search
-from checker.errors import EXIT_EVALUATION, KmcError
+from checker.engine import (CHUNK_STATES, DEADLOCK, ChunkResult, CheckOptions, CheckResult, Search,
+                            expand_chunk)
+from checker.errors import EXIT_EVALUATION, EngineEvaluationError, KmcError
 from model.base import Model, Property
 
-# Frontier size from which the remaining levels go parallel. Measured on the
-# kip966 reference configuration (bench/auto_vs_local.py, 2 cores): a level
-# of N states costs the local engine ~0.36 ms per state; on the pool ~half
-# that plus a fixed ~0.1-0.2 s per level (fork, files, the first level's
-# cold caches), so levels of a few thousand states already pay; below
-# THRESHOLD the whole check usually takes a second or two and stays local.
+# Frontier size from which the remaining levels go parallel: a level costs
+# the parallel part a fork per worker and per chunk a pipe hand-over, and the
+# parent's bookkeeping; a few thousand states already pay (bench/auto_vs_local.py),
+# and below this the whole check takes a few seconds at most.
 THRESHOLD = 10_000
 
 
@@ -73,312 +70,6 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-# ---- the worker pool ------------------------------------------------------------------
-
-class Pool:
-    """n forked worker processes, each running the calls sent to it (by
-    index: a partition's expand and merge run in the same worker). A worker
-    ignores ^C (the parent stops them); a worker that dies, or a call that
-    raises, is a ParallelError in the parent, never a hang."""
-
-    def __init__(self, n: int):
-        import multiprocessing as mp
-        ctx = mp.get_context("fork")
-        self.procs: list = []
-        self.conns: list = []
-        try:
-            for i in range(n):
-                parent, child = ctx.Pipe()
-                p = ctx.Process(target=_worker_main, args=(child, i), name=f"kmc-worker-{i}",
-                                daemon=True)
-                p.start()
-                child.close()
-                self.procs.append(p)
-                self.conns.append(parent)
-        except BaseException:
-            self.close()
-            raise
-
-    def __len__(self) -> int:
-        return len(self.procs)
-
-    def run(self, calls: Sequence[tuple], what: str) -> list:
-        """calls: (worker index, fn, args); fn(*args) in that worker. The
-        results in the calls' order. Calls to one worker run one after the
-        other, in order."""
-        from multiprocessing.connection import wait
-        queues: list[list] = [[] for _ in self.procs]
-        for k, (w, fn, args) in enumerate(calls):
-            queues[w % len(self.procs)].append((k, fn, args))
-        results: list = [None] * len(calls)
-        busy: dict = {}   # worker -> call index
-        for w, q in enumerate(queues):
-            if q:
-                k, fn, args = q.pop(0)
-                self.conns[w].send((fn, args))
-                busy[w] = k
-        while busy:
-            ready = wait([self.conns[w] for w in busy] + [self.procs[w].sentinel for w in busy])
-            for w in list(busy):
-                conn = self.conns[w]
-                if conn in ready or conn.poll():
-                    try:
-                        status, value = conn.recv()
-                    except (EOFError, OSError):
-                        self._died(w, what)
-                    if status != "ok":
-                        raise ParallelError(f"a worker of the parallel search failed while {what}: {value}")
-                    results[busy.pop(w)] = value
-                    if queues[w]:
-                        k, fn, args = queues[w].pop(0)
-                        conn.send((fn, args))
-                        busy[w] = k
-                elif self.procs[w].sentinel in ready:
-                    self._died(w, what)
-        return results
-
-    def _died(self, w: int, what: str):
-        p = self.procs[w]
-        p.join(1)
-        code = p.exitcode
-        how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        raise ParallelError(f"worker process {p.pid} of the parallel search died ({how}) while {what}")
-
-    def close(self) -> None:
-        """Stop every worker now (they hold nothing that must be kept)."""
-        for c in self.conns:
-            c.close()
-        for p in self.procs:
-            if p.is_alive():
-                p.kill()
-        for p in self.procs:
-            p.join(5)
-        self.procs, self.conns = [], []
-
-
-def _worker_main(conn, index: int) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles ^C and stops the workers
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError, KeyboardInterrupt):
-            break
-        fn, args = msg
-        try:
-            reply = ("ok", fn(*args))
-        except BaseException as e:  # noqa: BLE001 - reported to the parent as one line
-            reply = ("error", f"{type(e).__name__}: {' '.join(str(e).split())}")
-        try:
-            conn.send(reply)
-        except (OSError, ValueError):
-            break
-    os._exit(0)  # no atexit handlers of the parent (its temp folders are its own)
-
-
-# ---- the calls a worker runs -------------------------------------------------------------
-
-# records of this worker's own partition between the expand and the merge of a level
-_HELD: dict = {}
-
-
-def _shuffle_path(shuffle_dir: str, level: int, src: int, dst: int) -> str:
-    return os.path.join(shuffle_dir, f"{level:05d}-{src:03d}-{dst:03d}.pickle")
-
-
-def expand_call(cfg, job, index: int, path: str, shuffle_dir: str) -> int:
-    """Stage 1 of a level for partition `index`: tasks.expand_partition on
-    its level file; the records of other partitions go to shuffle files,
-    this partition's stay in memory for merge_call."""
-    from checker.spark import tasks
-    P = cfg.partitions
-    outs: dict = {}
-    own: list = []
-    _HELD.clear()
-    try:
-        for q, record in tasks.on_files(partial(tasks.expand_partition, cfg, job), index, [path]):
-            q %= P
-            if q == index:
-                own.append((q, record))
-                continue
-            f = outs.get(q)
-            if f is None:
-                f = outs[q] = open(_shuffle_path(shuffle_dir, job.level, index, q), "wb", buffering=1 << 20)
-            pickle.dump((q, record), f, protocol=pickle.HIGHEST_PROTOCOL)
-    finally:
-        for f in outs.values():
-            f.close()
-    _HELD[(job.level, index)] = own
-    return len(own)
-
-
-def _read_shuffle(path: str):
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:  # that task sent nothing here
-        return
-    with f:
-        load = pickle.load
-        while True:
-            try:
-                yield load(f)
-            except EOFError:
-                break
-    os.unlink(path)
-
-
-def merge_call(cfg, level: int, out_dir: str, index: int, shuffle_dir: str) -> list:
-    """Stage 2: tasks.merge_partition of partition `index` of the produced
-    level over its own records and the other partitions' shuffle files."""
-    from checker.spark import tasks
-    own = _HELD.pop((level - 1, index), [])
-    others = [_read_shuffle(_shuffle_path(shuffle_dir, level - 1, src, index))
-              for src in range(cfg.partitions) if src != index]
-    return list(tasks.merge_partition(cfg, level, out_dir, index, chain(own, *others)))
-
-
-def collect_call(fn, index: int, path: str, mapper=None) -> list:
-    """fn(index, rows) over one level file, collected (as a Spark collect)."""
-    from checker.spark import tasks
-    out = tasks.on_files(fn, index, [path])
-    return [mapper(x) for x in out] if mapper is not None else list(out)
-
-
-class _Stage:
-    """What SparkSearch's driver logic does with an RDD of a level's files:
-    .map(f).collect() or .collect(), each file a call on the pool."""
-
-    def __init__(self, pool: Pool, files: list, fn, mapper=None):
-        self.pool, self.files, self.fn, self.mapper = pool, files, fn, mapper
-
-    def map(self, mapper) -> "_Stage":
-        assert self.mapper is None
-        return _Stage(self.pool, self.files, self.fn, mapper)
-
-    def collect(self) -> list:
-        parts = self.pool.run([(i, collect_call, (self.fn, i, path, self.mapper))
-                               for i, path in enumerate(self.files)], "reading a level")
-        return [x for p in parts for x in p]
-
-
-# ---- the driver -------------------------------------------------------------------------
-
-def _spark_engine():
-    from checker.spark import engine
-    return engine
-
-
-def pool_search_class():
-    """PoolSearch, defined on first use (importing the spark engine's driver
-    costs a small check nothing)."""
-    global _PoolSearch
-    if _PoolSearch is None:
-        _PoolSearch = _define_pool_search(_spark_engine().SparkSearch)
-    return _PoolSearch
-
-
-_PoolSearch = None
-
-
-def _define_pool_search(SparkSearch):
-    from checker.spark import levels, tasks
-
-    class PoolSearch(SparkSearch):
-        """SparkSearch's driver over a Pool instead of Spark, from a level
-        handed over by the local engine (see the module's docstring)."""
-
-        def __init__(self, spec, options: CheckOptions, run_dir: Path, pool: Pool, handover: int,
-                     local_pointers: Callable[[int, set], dict], start: float):
-            super().__init__(spec, options, run_dir=run_dir, partitions=len(pool), driver_frontier=0)
-            self.start = start
-            self.pool = pool
-            self.handover = handover
-            self.local_pointers = local_pointers
-            self.shuffle_dir = str(Path(run_dir) / "shuffle")
-            os.makedirs(self.shuffle_dir, exist_ok=True)
-            self.max_partitions = self._spark_partitions = len(pool)
-
-        def task_config(self) -> "tasks.TaskConfig":
-            o = self.options
-            return tasks.TaskConfig(
-                model=self.spec.model, variant=self.spec.variant,
-                constants_json=json.dumps(self.spec.constants, sort_keys=True),
-                properties=tuple(p.name for p in self.properties),
-                view=tuple(self.view) if self.view is not None else None,
-                bits=o.fingerprint_bits, check_deadlock=o.check_deadlock,
-                stop_on_violation=o.stop_on_violation, partitions=len(self.pool))
-
-        # -- what Spark did --
-
-        def _read(self, level_path: Path, fn):
-            files = levels.part_files(level_path)
-            if not files:
-                raise ParallelError(f"no level files in {level_path}")
-            return _Stage(self.pool, files, fn)
-
-        def _job(self, what: str, fn):
-            return fn()
-
-        def _partitions_for(self, frontier: int, previous: int = 0) -> int:
-            return len(self.pool)
-
-        def _expand_job(self, totals, job, tmp: Path) -> list[dict]:
-            L = job.level
-            cfg = self.cfg
-            here = levels.level_dir(self.run_dir, L)
-            files = levels.part_files(here)
-            if len(files) != cfg.partitions:
-                raise ParallelError(f"level {L}: {len(files)} files for {cfg.partitions} partitions")
-            shutil.rmtree(tmp, ignore_errors=True)
-            self.in_driver = False
-            self.pool.run([(i, expand_call, (cfg, job, i, path, self.shuffle_dir))
-                           for i, path in enumerate(files)], f"expanding level {L}")
-            parts = self.pool.run([(q, merge_call, (cfg, L + 1, str(tmp), q, self.shuffle_dir))
-                                   for q in range(cfg.partitions)], f"merging level {L + 1}")
-            parts = sorted((s for p in parts for s in p), key=itemgetter("part"))
-            return self._check_parts(L, cfg, tmp, parts)
-
-        def _job_for(self, totals, expand: bool):
-            # the levels up to the handover were checked by the local engine
-            job = super()._job_for(totals, expand)
-            return dataclasses.replace(job, check=job.level > self.handover)
-
-        def _raise(self, error: tuple, level: int):
-            if error[2] == "crash":  # not Spark's wording: a bug of the model, met in a worker
-                raise ParallelError(f"the model failed in a worker process near level {level}: {error[1]}")
-            return super()._raise(error, level)
-
-        def _pointers(self, level: int, wanted: set) -> dict:
-            if level <= self.handover:
-                return self.local_pointers(level, wanted)
-            return super()._pointers(level, wanted)
-
-        # -- the levels after the handover --
-
-        def run_from(self, totals) -> CheckResult:
-            self.cfg = self.task_config()
-            max_depth = self.options.max_depth
-            while not totals.done:
-                L = totals.level
-                bound = max_depth is not None and L >= max_depth
-                if bound or (L > 0 and totals.per_level_distinct[L] == 0):
-                    totals = self._finish(totals, bound)
-                    break
-                t0 = time.perf_counter()
-                frontier = totals.per_level_distinct[L]
-                totals, commit = self._level(totals)
-                seconds = time.perf_counter() - t0
-                if not commit:
-                    break
-                totals.level_times.append([L + 1, round(seconds, 3), frontier,
-                                           round(self._last_cpu[0], 3), round(self._last_cpu[1], 3), "pool"])
-                levels.commit_level(self.run_dir, L + 1, totals.to_json())
-                self._report(totals, seconds, expanded=frontier, where="pool")
-            self.level_times = totals.level_times
-            return self._result(totals)
-
-    return PoolSearch
 
 
 # ---- the handover -------------------------------------------------------------------
@@ -421,16 +112,14 @@ class AutoSearch(Search):
     of processes at the first level boundary where the frontier holds at
     least `threshold` states (see the module's docstring)."""
 
-    def __init__(self, model: Model, properties: Iterable[Property], options: CheckOptions, spec,
+    def __init__(self, model: Model, properties: Iterable[Property], options: CheckOptions,
                  threshold: int = THRESHOLD, workers: int | None = None):
         super().__init__(model, properties, options)
-        self.spec = spec
         self.threshold = threshold
         self.workers = workers if workers is not None else cores()
         self.frontier = None          # the frontier being built (or the initial one)
         self.where: list = []         # [level, "local" | "pool"] per level (level 0: its initial states)
         self.handover_level: int | None = None
-        self.level_times: list = []
         if self.workers > 1:
             self.levels = _Levels(self._boundary)
 
@@ -460,69 +149,212 @@ class AutoSearch(Search):
             return  # not the shape this hand-over expects: go on locally
         raise _HandedOver(self._go_parallel(level, frontier))
 
-    def _go_parallel(self, L: int, frontier) -> CheckResult:
-        engine = _spark_engine()
-        PoolSearch = pool_search_class()
-        from checker.spark import levels
-        P = self.workers
-        self.spec = engine.SpecConfig.of(self.spec)
-        root = Path(tempfile.mkdtemp(prefix="kmc-auto-", dir=getattr(self.options, "spill_dir", None)))
-        pool = None
+    def _go_parallel(self, level: int, frontier) -> CheckResult:
+        """The remaining levels, each expanded by forked workers (see the
+        module's docstring); the same accounting as Search._run."""
+        entries = list(_entries(frontier))
+        if hasattr(frontier, "close"):
+            frontier.close()
+        elif isinstance(frontier, list):
+            frontier.clear()
+        self.frontier = None
+        self.handover_level = level
+        max_depth = self.options.max_depth
+        deadlocks = self.options.check_deadlock
+        while entries and not self.stopped:
+            if max_depth is not None and level >= max_depth:
+                if deadlocks:
+                    self._bound_deadlocks(level, entries)
+                break
+            log = self._log()
+            list.append(self.levels, log)   # (not a boundary: no hook)
+            self.per_level_distinct.append(0)
+            keep = max_depth is None or level + 1 < max_depth or deadlocks
+            nxt = [] if keep else _Count()
+            self._parallel_level(level, log, entries, nxt)
+            entries = nxt
+            level += 1
+        if not self.per_level_distinct[-1] and len(self.per_level_distinct) > 1:
+            self.per_level_distinct.pop()   # the last level expanded found nothing new
+            self.levels.pop()
+        self.states_left = len(entries) if (self.stopped or entries) else 0
+        result = self._result(exhausted=not entries and not self.stopped)
+        result.peak_memory_kb = max(result.peak_memory_kb, _children_peak_kb())
+        self.where = [[lv, "local" if lv <= self.handover_level else "pool"]
+                      for lv in range(len(result.per_level_distinct))]
+        return result
+
+    def _parallel_level(self, level: int, log, entries: list, nxt) -> None:
+        """Expand `entries` (level `level`) into level + 1: chunk c by worker
+        c % n, absorbed here in chunk order (BFS order) keeping only the
+        states new to the seen set at that point."""
+        chunks = [entries[i:i + CHUNK_STATES] for i in range(0, len(entries), CHUNK_STATES)]
+        n = max(1, min(self.workers, len(chunks)))
+        keep = isinstance(nxt, list)
+        workers = _Workers(self, chunks, n, keep, level)
+        seen = self.seen
+        done = 0
         try:
-            cfg = _task_config(self, P)
-            _write_level(root, L, cfg, _entries(frontier), self.seen)
-            totals = self._totals(L, P, engine)
-            levels.commit_level(root, L, totals.to_json())
-            # the forked workers need none of the local engine's search state
-            if isinstance(frontier, list):
-                frontier.clear()
-            elif hasattr(frontier, "close"):
-                frontier.close()
-            self.frontier = None
-            self.seen = set()
-            from checker.spark import tasks
-            tasks.worker(cfg)   # the model built once, here: the forked workers inherit it
-            pool = Pool(P)
-            search = PoolSearch(self.spec, self.options, root, pool, L, self._local_pointers, self.start)
-            result = search.run_from(totals)
-            pool.close()
-            # the workers' peak too (they are waited for: RUSAGE_CHILDREN has them)
-            result.peak_memory_kb = max(result.peak_memory_kb, _children_peak_kb())
-            self.handover_level = L
-            self.level_times = search.level_times
-            n = len(result.per_level_distinct)
-            self.where = [[lv, "local" if lv <= L else "pool"] for lv in range(n)]
-            return result
+            for c, chunk in enumerate(chunks):
+                res = workers.result(c)
+                # the worker's "new" is relative to its own view of the seen
+                # set (the level's start plus what it found itself): a
+                # superset of what is new here, in the same order
+                fresh = []
+                index = {}
+                for i, e in enumerate(res.new):
+                    fp = e[2]
+                    if fp not in seen:
+                        seen.add(fp)
+                        index[i] = len(fresh)
+                        fresh.append(e)
+                res.new = fresh
+                res.violations = [(name, index[i]) for name, i in res.violations if i in index]
+                res.witnesses = [(name, index[i]) for name, i in res.witnesses if i in index]
+                self._absorb(level + 1, log, res, chunk, nxt)
+                if self.stopped:
+                    break
+                done += len(chunk)
+                self._check_memory(level)
+                self._maybe_progress(level, len(entries) - done + len(nxt))
         finally:
-            if pool is not None:
-                pool.close()
-            shutil.rmtree(root, ignore_errors=True)
+            workers.close()
 
-    def _totals(self, L: int, P: int, engine):
-        from checker.spark import codec
-        violations = []
-        for seq, (name, (lv, fp)) in enumerate(self.first_violation.items()):
-            # the local engine's order: by level, then as found (a property
-            # at level lv in stream lv-1, a deadlock at lv in stream lv)
-            stream = lv if name == DEADLOCK else lv - 1
-            violations.append([name, lv, codec.fp_to_str(fp), [stream, f"{seq:08x}", 0]])
-        return engine._Totals(
-            level=L, partitions=P, per_level_distinct=list(self.per_level_distinct),
-            generated=self.generated, per_action_generated=dict(self.per_action_generated),
-            per_action_distinct=dict(self.per_action_distinct), sometimes=dict(self.sometimes),
-            violations=violations,
-            level_times=[[lv, None, None, None, None, "local"] for lv in range(1, L + 1)])
+    def _bound_deadlocks(self, level: int, entries: list) -> None:
+        """Search._deadlocks_at_bound on the states of rebuilt entries."""
+        from checker.codec import StateDecoder
+        from checker.engine import _summary
+        from model.base import EvaluationError
+        decoder = StateDecoder(self.model)
+        successors = self.model.successors
+        for state, parts, fp in entries:
+            if state is None:
+                state = decoder.decode(parts)[0]
+            try:
+                has_successor = next(iter(successors(state)), None) is not None
+            except EvaluationError as e:
+                raise EngineEvaluationError(f"evaluation error: {e}; state: {_summary(state)}",
+                                            action=e.action, state=state) from e
+            if not has_successor:
+                self._violation(DEADLOCK, level, fp)
+                if self.stopped:
+                    return
 
-    def _local_pointers(self, level: int, wanted: set) -> dict:
-        """{fp: (parent fp, action bytes)} from the local engine's level logs."""
-        log = self.levels[level]
-        action_of = getattr(log, "action", None) or (lambda i: log.actions[i])
-        out = {}
-        for fp in wanted:
-            i = log.find(fp)
-            aid = action_of(i)
-            out[fp] = (log.parent(i), None if aid == NO_ACTION else encode(tuple(self.actions[aid])))
-        return out
+
+class _Count:
+    """The depth bound's level: only counted (never expanded)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def extend(self, items) -> None:
+        self.n += sum(1 for _ in items)
+
+    def __len__(self) -> int:
+        return self.n
+
+
+class _Workers:
+    """The forked workers of one level: worker w expands chunks w, w + n, ...
+    in order and sends each chunk's result as soon as it has it (the pipe
+    holds the worker back when the parent is behind)."""
+
+    def __init__(self, search: "AutoSearch", chunks: list, n: int, keep: bool, level: int):
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")
+        self.n, self.level = n, level
+        self.procs: list = []
+        self.conns: list = []
+        try:
+            for w in range(n):
+                recv, send = ctx.Pipe(duplex=False)
+                p = ctx.Process(target=_level_worker, args=(search, chunks, w, n, keep, send),
+                                name=f"kmc-worker-{w}", daemon=True)
+                p.start()
+                send.close()
+                self.procs.append(p)
+                self.conns.append(recv)
+        except BaseException:
+            self.close()
+            raise
+
+    def result(self, c: int) -> ChunkResult:
+        w = c % self.n
+        try:
+            msg = self.conns[w].recv()
+        except (EOFError, OSError):
+            p = self.procs[w]
+            p.join(5)
+            code = p.exitcode
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            raise ParallelError(f"worker process {p.pid} of the parallel search died ({how}) while "
+                                f"expanding level {self.level}") from None
+        kind = msg[0]
+        if kind == "ok":
+            _, new, violations, witnesses, deadlocks, names, stopped = msg
+            return ChunkResult(new, violations, witnesses, deadlocks,
+                               list(chain.from_iterable(repeat(k, v) for k, v in names.items())), stopped)
+        if kind == "evaluation":
+            raise EngineEvaluationError(msg[1], level=self.level)
+        raise ParallelError(f"the model failed in a worker process at level {self.level}: {msg[1]}")
+
+    def close(self) -> None:
+        """Stop the workers now (a stopped level leaves them running)."""
+        for c in self.conns:
+            c.close()
+        for p in self.procs:
+            if p.is_alive():
+                p.kill()
+        for p in self.procs:
+            p.join(5)
+        self.procs, self.conns = [], []
+
+
+def expand_one(ctx, chunk, seen) -> ChunkResult:
+    """A worker's expansion of one chunk (tests wrap it to make a worker fail)."""
+    return expand_chunk(ctx, chunk, seen)
+
+
+def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool, conn) -> None:
+    """In a forked child: expand chunks w, w + n, ... against the inherited
+    seen set (growing with what this worker finds); states of the entries
+    that hold only their parts are rebuilt first. Sends per chunk ("ok",
+    new as (None, parts or None, fp, parent fp, action), violations,
+    witnesses, deadlocks, per-action generated counts, stopped)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles ^C and stops the workers
+    code = 0
+    try:
+        ctx, seen = search.ctx, search.seen
+        decoder = None
+        for c in range(w, len(chunks), n):
+            chunk = chunks[c]
+            if chunk and chunk[0][0] is None:
+                if decoder is None:
+                    from checker.codec import StateDecoder
+                    decoder = StateDecoder(search.model)
+                decode = decoder.decode
+                chunk = [decode(parts) + (fp,) for _, parts, fp in chunk]
+            try:
+                res = expand_one(ctx, chunk, seen)
+            except EngineEvaluationError as e:
+                conn.send(("evaluation", str(e)))
+                return
+            new = [(None, e[1] if keep else None, e[2], e[3], e[4]) for e in res.new]
+            conn.send(("ok", new, res.violations, res.witnesses, res.deadlocks,
+                       Counter(res.action_names), res.stopped))
+            if res.stopped:
+                return  # the parent stops at or before this chunk's end
+    except BaseException as e:  # noqa: BLE001 - a bug of the model: one line in the parent
+        code = 1
+        try:
+            conn.send(("crash", f"{type(e).__name__}: {' '.join(str(e).split())}"))
+        except (OSError, ValueError):
+            pass
+    finally:
+        try:
+            conn.close()
+        finally:
+            os._exit(code)   # no atexit handlers of the parent in a forked child
 
 
 def _children_peak_kb() -> int:
@@ -549,7 +381,7 @@ def _env_int(name: str) -> int | None:
     return n
 
 
-def check_auto(model: Model, properties: Iterable[Property], options: CheckOptions, spec,
+def check_auto(model: Model, properties: Iterable[Property], options: CheckOptions,
                threshold: int | None = None, workers: int | None = None) -> tuple[CheckResult, dict]:
     """Check as the local engine does, going parallel from a frontier of
     `threshold` states (default THRESHOLD, or $KMC_AUTO_THRESHOLD) when
@@ -560,45 +392,9 @@ def check_auto(model: Model, properties: Iterable[Property], options: CheckOptio
         threshold = _env_int(THRESHOLD_ENV) or THRESHOLD
     if workers is None:
         workers = _env_int(WORKERS_ENV)
-    search = AutoSearch(model, properties, options, spec, threshold, workers)
+    search = AutoSearch(model, properties, options, threshold, workers)
     result = search.run()
     info = {"workers": search.workers if search.handover_level is not None else 1,
             "threshold": threshold, "handover_level": search.handover_level,
             "levels": [w for _, w in search.where]}
     return result, info
-
-
-def _task_config(search: Search, P: int):
-    from checker.spark import tasks
-    spec = search.spec
-    o = search.options
-    return tasks.TaskConfig(
-        model=spec.model, variant=spec.variant,
-        constants_json=json.dumps(spec.constants, sort_keys=True),
-        properties=tuple(p.name for p in search.properties),
-        view=tuple(search.view) if search.view is not None else None,
-        bits=o.fingerprint_bits, check_deadlock=o.check_deadlock,
-        stop_on_violation=o.stop_on_violation, partitions=P)
-
-
-def _write_level(root: Path, L: int, cfg, entries: Iterable[tuple], seen) -> None:
-    """Level L's files (into its temp folder) from the local engine's
-    frontier: per fingerprint partition its states in BFS order (the key of
-    a state is its index in the frontier: the local engine's discovery
-    order), and the partition's seen fingerprints as one sorted run
-    (checker/spark/seen.py). The level's parent pointers stay in the local
-    engine's log (AutoSearch._local_pointers)."""
-    from checker.spark import codec, levels, tasks
-    from checker.spark import seen as seenruns
-    P, bits = cfg.partitions, cfg.bits
-    parts: list[list] = [[] for _ in range(P)]
-    key = codec.key_component
-    for i, (_, state_parts, fp) in enumerate(entries):
-        parts[fp % P].append((fp, key(i), 0, None, list(state_parts)))
-    seen_by_part: list[list] = [[] for _ in range(P)]
-    for fp in seen:
-        seen_by_part[fp % P].append(fp)
-    tmp = levels.tmp_level_dir(root, L)
-    for q in range(P):
-        levels.write_part(tmp, q, tasks.level_rows(cfg, q, parts[q]))
-        seenruns.write_seen(tmp, L, q, P, bits, sorted(seen_by_part[q]))

@@ -13,9 +13,17 @@ from checker.engine import CheckOptions, check
 from checker.errors import EngineEvaluationError
 from checker.parallel import check_auto
 from checker.registry import build, select_properties
-from checker.spark.engine import SpecConfig
 from checker.spec import load_spec
 from spark_helpers import KRAFT_QUICK, KRAFT_V35_LOSSY, ROOT, assert_same
+
+@pytest.fixture(autouse=True, params=[16, 2048], ids=["chunks16", "chunks2048"])
+def chunk_size(request, monkeypatch):
+    """Small chunks: the levels of these specs are split between the
+    workers (each dedups against its own view of the seen set)."""
+    from checker import parallel
+    monkeypatch.setattr(parallel, "CHUNK_STATES", request.param)
+    return request.param
+
 
 RANDGRAPH = {"Nodes": 300, "Degree": 3, "Initial": 1, "Targets": [250, 251, 252]}
 
@@ -27,7 +35,7 @@ def _built(config):
 
 def run_both(config, options, threshold, workers=2):
     local = check(*_built(config), options)
-    auto, info = check_auto(*_built(config), options, SpecConfig.of(config), threshold=threshold,
+    auto, info = check_auto(*_built(config), options, threshold=threshold,
                             workers=workers)
     assert_same(local, auto)
     return local, auto, info
@@ -91,10 +99,10 @@ def test_evaluation_errors_as_the_local_engine(error_node):
         local = check(*_built(config), CheckOptions())
     except EngineEvaluationError as e:
         with pytest.raises(EngineEvaluationError) as auto_error:
-            check_auto(*_built(config), CheckOptions(), SpecConfig.of(config), threshold=1, workers=2)
+            check_auto(*_built(config), CheckOptions(), threshold=1, workers=2)
         assert str(auto_error.value) == str(e) and auto_error.value.exit_code == 3
         return
-    auto, info = check_auto(*_built(config), CheckOptions(), SpecConfig.of(config), threshold=1, workers=2)
+    auto, info = check_auto(*_built(config), CheckOptions(), threshold=1, workers=2)
     assert_same(local, auto)
     handed_over(info, 0)
 
@@ -146,7 +154,7 @@ def test_specs(spec_name, threshold):
     options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
                            fingerprint_bits=spec.fingerprint_bits, view=spec.view)
     local = check(*spec.build(), options)
-    auto, info = check_auto(*spec.build(), options, spec, threshold=threshold, workers=2)
+    auto, info = check_auto(*spec.build(), options, threshold=threshold, workers=2)
     assert_same(local, auto)
     handed_over(info)
     if spec.expect.get("outcome") == "violation":

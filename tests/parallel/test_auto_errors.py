@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker.spark import tasks
+from checker import parallel
 from checker.engine import CheckOptions
 from checker.parallel import ParallelError, check_auto
 from checker.registry import build, select_properties
-from checker.spark.engine import SpecConfig
 from spark_helpers import KRAFT_QUICK
 
 CONFIG = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
@@ -22,10 +21,10 @@ def test_a_model_crash_in_a_worker(monkeypatch):
     the run stops with its message (the workers are forked after the patch)."""
     model, props = build(CONFIG["model"], CONFIG["variant"], CONFIG["constants"])
     props = select_properties(props, None)
-    # the expand tasks rebuild their level's states with it: only the workers call it
-    monkeypatch.setattr(tasks, "_read_frontier", _boom)
+    # only the workers call it (the local levels call expand_chunk itself)
+    monkeypatch.setattr(parallel, "expand_one", _boom)
     with pytest.raises(ParallelError) as e:
-        check_auto(model, props, CheckOptions(max_depth=8), SpecConfig.of(CONFIG), threshold=20, workers=2)
+        check_auto(model, props, CheckOptions(max_depth=8), threshold=20, workers=2)
     assert e.value.exit_code == 3
-    assert "the model failed in a worker process near level" in e.value.one_line()
+    assert "the model failed in a worker process at level" in e.value.one_line()
     assert "RuntimeError: boom" in e.value.one_line()
