@@ -121,7 +121,11 @@ def kmc_result(proc: dict) -> dict:
     if proc["exit"] not in (0, 1):
         last = (proc["stderr"].strip().splitlines() or ["(no message)"])[-1]
         raise Void(f"kmc exited {proc['exit']}: {last}")
-    s = json.loads(out)
+    try:
+        s = json.loads(out)
+    except json.JSONDecodeError:
+        last = (proc["stderr"].strip().splitlines() or ["(no message)"])[-1]
+        raise Void(f"kmc printed no JSON summary (exit {proc['exit']}): {last}") from None
     if s["outcome"] != "pass" or not s.get("exhausted") or s.get("states_left"):
         raise Void(f"kmc did not explore the complete state space without a violation "
                    f"(outcome {s['outcome']}, violated {s.get('violated')}, states left {s.get('states_left')})")

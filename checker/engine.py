@@ -44,8 +44,10 @@ CHUNK_STATES = 2048            # frontier states per expand_chunk call (progress
 # and spilled to disk (checker/frontier.py); smaller ones stay Python objects,
 # which is faster (a packed level costs ~10% more CPU: its states are rebuilt).
 # As objects, a level costs ~1.3 KB a state (kip966 reference): the levels
-# kept so cost at most ~2 x 13 MB (the one expanded and the one generated).
-SPILL_STATES = 10_000
+# kept so cost at most ~2 x 65 MB (the one expanded and the one generated),
+# a fixed cost that is under 100 bytes a state on runs above 1.3M states;
+# levels of complete spaces of a few 100k states (widest 20-25k) stay objects.
+SPILL_STATES = 50_000
 # The caches of the decoder that rebuilds packed states (values per variable,
 # hash-consed sub-values), smaller than the spark workers' (checker.codec):
 # a bounded cost, not one that grows with the run (at depth 12 of the kip966
