@@ -40,6 +40,7 @@ Nothing is written to disk; ^C stops the workers; a worker that dies is one
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import sys
 from collections import Counter
@@ -281,7 +282,7 @@ class _Workers:
     def result(self, c: int) -> ChunkResult:
         w = c % self.n
         try:
-            msg = self.conns[w].recv()
+            msg = pickle.loads(self.conns[w].recv_bytes())
         except (EOFError, OSError):
             p = self.procs[w]
             p.join(5)
@@ -323,6 +324,7 @@ def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool
     witnesses, deadlocks, per-action generated counts, stopped)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles ^C and stops the workers
     code = 0
+    sender = _Sender(conn)
     try:
         ctx, seen = search.ctx, search.seen
         decoder = None
@@ -337,24 +339,57 @@ def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool
             try:
                 res = expand_one(ctx, chunk, seen)
             except EngineEvaluationError as e:
-                conn.send(("evaluation", str(e)))
+                sender.send(("evaluation", str(e)))
                 return
             new = [(None, e[1] if keep else None, e[2], e[3], e[4]) for e in res.new]
-            conn.send(("ok", new, res.violations, res.witnesses, res.deadlocks,
-                       Counter(res.action_names), res.stopped))
+            sender.send(("ok", new, res.violations, res.witnesses, res.deadlocks,
+                         Counter(res.action_names), res.stopped))
             if res.stopped:
                 return  # the parent stops at or before this chunk's end
     except BaseException as e:  # noqa: BLE001 - a bug of the model: one line in the parent
         code = 1
         try:
-            conn.send(("crash", f"{type(e).__name__}: {' '.join(str(e).split())}"))
+            sender.send(("crash", f"{type(e).__name__}: {' '.join(str(e).split())}"))
         except (OSError, ValueError):
             pass
     finally:
         try:
-            conn.close()
+            sender.close()
         finally:
             os._exit(code)   # no atexit handlers of the parent in a forked child
+
+
+class _Sender:
+    """A worker's results, pickled in its main thread and written to the
+    pipe by a thread (which holds no GIL while it writes): the worker goes on
+    with its next chunk while the parent still absorbs an earlier chunk of
+    the other worker."""
+
+    def __init__(self, conn):
+        import queue
+        import threading
+        self.conn = conn
+        self.queue: "queue.SimpleQueue" = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            data = self.queue.get()
+            if data is None:
+                return
+            try:
+                self.conn.send_bytes(data)
+            except (OSError, ValueError):
+                return   # the parent is gone or stopped this level
+
+    def send(self, msg) -> None:
+        self.queue.put(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        self.conn.close()
 
 
 def _children_peak_kb() -> int:
