@@ -195,10 +195,13 @@ def test_evaluation_error_exits_3_naming_the_action(tmp_path):
 def test_interrupted_run_leaves_no_files(tmp_path, monkeypatch):
     def interrupted(*a, **k):
         raise KeyboardInterrupt
-    monkeypatch.setattr(cli_module, "run_check", interrupted)
-    result = run("check", TWOPHASE, "--out", tmp_path)
-    assert result.exit_code == 130
-    assert list(tmp_path.iterdir()) == []
+    import checker.parallel
+    monkeypatch.setattr(cli_module, "run_check", interrupted)   # --engine local
+    monkeypatch.setattr(checker.parallel, "check_auto", interrupted)   # the default engine, auto
+    for engine in ("local", "auto"):
+        result = run("check", TWOPHASE, "--engine", engine, "--out", tmp_path)
+        assert result.exit_code == 130
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_interrupt_while_writing_leaves_no_half_written_run(tmp_path, monkeypatch):

@@ -66,7 +66,7 @@ def test_violation_through_the_cli(tmp_path):
     spec = "specs/kraft-v3_5-last-replica-standing.toml"
     args = ["check", spec, "--json", "-q", "--out", str(tmp_path / "res")]
     local = kmc(args + ["--engine", "local"], tmp_path)
-    r = kmc(args, tmp_path, env={"KMC_AUTO_THRESHOLD": "1000"})
+    r = kmc(args, tmp_path, env={"KMC_AUTO_THRESHOLD": "1000", "KMC_AUTO_WORKERS": "2"})
     assert r.returncode == local.returncode == 1, r.stderr
     out, ref = json.loads(r.stdout), json.loads(local.stdout)
     assert out["auto"]["handover_level"] is not None
@@ -92,7 +92,7 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
             "par.expand_one = _dying\n"
             "par.CHUNK_STATES = 64\n")
     r = kmc(["check", QUICK, "-q", "--out", str(tmp_path / "res")], tmp_path, code=code,
-            env={"KMC_AUTO_THRESHOLD": "300"}, timeout=120)
+            env={"KMC_AUTO_THRESHOLD": "300", "KMC_AUTO_WORKERS": "2"}, timeout=120)
     assert r.returncode == 3, r.stderr
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("kmc: error: worker process") and "died (killed by signal 9)" in last
@@ -113,8 +113,11 @@ def _children(pid: int) -> set:
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 def test_ctrl_c_leaves_nothing_behind(tmp_path):
     (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "KMC_AUTO_THRESHOLD": "300"}
-    p = subprocess.Popen([sys.executable, "-m", "checker.cli", "check", QUICK, "--depth", "none",
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "KMC_AUTO_THRESHOLD": "300",
+           "KMC_AUTO_WORKERS": "2"}
+    # the reference configuration to depth 10: several seconds on the workers
+    p = subprocess.Popen([sys.executable, "-m", "checker.cli", "check", "specs/kraft-kip966-reference.toml",
+                          "--depth", "10",
                           "--out", str(tmp_path / "res")], cwd=ROOT, env=env, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
     workers: set = set()
