@@ -57,6 +57,8 @@ from model.base import Model, Property
 # parent's bookkeeping; a few thousand states already pay (bench/auto_vs_local.py),
 # and below this the whole check takes a few seconds at most.
 THRESHOLD = 10_000
+# ... and when at least this much of a core sat idle during the level before
+IDLE_CORES = 0.5
 
 
 class ParallelError(KmcError):
@@ -108,6 +110,35 @@ def _entries(frontier) -> Iterable[tuple]:
         yield from frontier
 
 
+class IdleMeter:
+    """How many cores sat idle since the last call, from /proc/stat (Linux):
+    while the local engine runs, one core is its own, so a second core idle
+    during its last level is one the workers would get. None: unknown (no
+    /proc/stat, or too short an interval to tell)."""
+
+    MIN_JIFFIES = 20   # across all cores (~0.1 s on two): below this, no verdict
+
+    def __init__(self, n_cores: int):
+        self.cores = n_cores
+        self.last = self._read()
+
+    @staticmethod
+    def _read():
+        try:
+            with open("/proc/stat") as f:
+                values = [int(v) for v in f.readline().split()[1:9]]
+        except (OSError, ValueError):
+            return None
+        return values[3] + values[4], sum(values)   # idle + iowait, all
+
+    def idle_cores(self) -> float | None:
+        now, last = self._read(), self.last
+        self.last = now
+        if now is None or last is None or now[1] - last[1] < self.MIN_JIFFIES:
+            return None
+        return self.cores * (now[0] - last[0]) / (now[1] - last[1])
+
+
 class AutoSearch(Search):
     """The local engine, which hands the rest of the search over to a pool
     of processes at the first level boundary where the frontier holds at
@@ -117,7 +148,12 @@ class AutoSearch(Search):
                  threshold: int = THRESHOLD, workers: int | None = None):
         super().__init__(model, properties, options)
         self.threshold = threshold
+        # workers not given: one per core, when a second core was idle during
+        # the level before (a shared machine whose other cores are busy gains
+        # nothing from more processes: the hand-over waits for a later level)
+        self.meter = IdleMeter(cores()) if workers is None else None
         self.workers = workers if workers is not None else cores()
+        self.busy_levels: list = []    # levels not handed over because no core was idle
         self.frontier = None          # the frontier being built (or the initial one)
         self.where: list = []         # [level, "local" | "pool"] per level (level 0: its initial states)
         self.handover_level: int | None = None
@@ -144,10 +180,14 @@ class AutoSearch(Search):
     def _boundary(self, level: int) -> None:
         """The local engine is about to expand `level` (not the depth bound)."""
         frontier = self.frontier
+        idle = self.meter.idle_cores() if self.meter is not None else None   # during the last level
         if frontier is None or len(frontier) < self.threshold or self.stopped:
             return
         if len(self.per_level_distinct) != level + 1 or len(frontier) != self.per_level_distinct[level]:
             return  # not the shape this hand-over expects: go on locally
+        if idle is not None and idle < IDLE_CORES:
+            self.busy_levels.append(level)
+            return
         raise _HandedOver(self._go_parallel(level, frontier))
 
     def _go_parallel(self, level: int, frontier) -> CheckResult:
@@ -431,5 +471,7 @@ def check_auto(model: Model, properties: Iterable[Property], options: CheckOptio
     result = search.run()
     info = {"workers": search.workers if search.handover_level is not None else 1,
             "threshold": threshold, "handover_level": search.handover_level,
-            "levels": [w for _, w in search.where]}
+            "levels": [w for _, w in search.where],
+            # levels past the threshold left local: the other cores were busy
+            "busy_levels": search.busy_levels}
     return result, info

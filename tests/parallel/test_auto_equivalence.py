@@ -177,3 +177,34 @@ def test_one_core_stays_local():
     config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
     local, auto, info = run_both(config, CheckOptions(max_depth=8), 1, workers=1)
     assert info["handover_level"] is None and set(info["levels"]) == {"local"}
+
+
+@pytest.mark.parametrize("idle, parallel", [(0.1, False), (1.0, True), (None, True)])
+def test_busy_cores_keep_it_local(monkeypatch, idle, parallel):
+    """Workers not given: one per core, once a second core was idle during
+    the level before the hand-over (else the levels stay local, and the
+    hand-over is tried again at the next level)."""
+    from checker import parallel as par
+    monkeypatch.setattr(par, "cores", lambda: 2)
+    monkeypatch.setattr(par.IdleMeter, "idle_cores", lambda self: idle)
+    config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
+    local = check(*_built(config), CheckOptions(max_depth=10))
+    auto, info = check_auto(*_built(config), CheckOptions(max_depth=10), threshold=20)
+    assert_same(local, auto)
+    if parallel:
+        assert handed_over(info) == 3 and info["workers"] == 2 and info["busy_levels"] == []
+    else:
+        assert info["handover_level"] is None and info["busy_levels"] == list(range(3, 10))
+
+
+def test_idle_meter_reads_proc_stat():
+    from checker.parallel import IdleMeter
+    meter = IdleMeter(2)
+    if meter.last is None:
+        pytest.skip("no /proc/stat")
+    import time
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:   # one core busy (this one)
+        pass
+    idle = meter.idle_cores()
+    assert idle is None or 0.0 <= idle <= 2.0
