@@ -80,12 +80,14 @@ def main() -> int:
             auto = b.get("auto") or {}
             row.update(states=a["distinct"], ratio=round(row["local"]["wall_s"] / row["auto"]["wall_s"], 2),
                        handover_level=auto.get("handover_level"), workers=auto.get("workers"),
+                       busy_levels=auto.get("busy_levels"),
                        identical=not diff)
             rows.append(row)
             print(f"depth {depth}: {a['distinct']:,} states; local {row['local']['wall_s']:.1f} s "
                   f"(CPU {row['local']['cpu_s']:.1f} s), auto {row['auto']['wall_s']:.1f} s "
                   f"(CPU {row['auto']['cpu_s']:.1f} s, {auto.get('workers')} workers from level "
-                  f"{auto.get('handover_level')}): local/auto {row['ratio']:.2f}x; "
+                  f"{auto.get('handover_level')}, left local as the cores were busy: "
+                  f"{auto.get('busy_levels') or 'none'}): local/auto {row['ratio']:.2f}x; "
                   f"counts {'identical' if not diff else 'DIFFER'}; load {row['load_before']} -> "
                   f"{row['load_after']}", flush=True)
     if args.json_out:
