@@ -755,19 +755,25 @@ class Search:
     def _deadlocks_at_bound(self, level: int, frontier: Frontier) -> None:
         """With a depth bound the last level is not expanded; a deadlock there
         still shows as a state without any successor."""
-        successors = self.model.successors
         for chunk in frontier.chunks():
-            for state, _, fp in chunk:
-                try:
-                    has_successor = next(iter(successors(state)), None) is not None
-                except EvaluationError as e:
-                    raise EngineEvaluationError(f"evaluation error: {e}; state: {_summary(state)}",
-                                                action=e.action, state=state) from e
-                if not has_successor:
-                    self._violation(DEADLOCK, level, fp)
-                    if self.stopped:
-                        return
+            self._deadlocks_among(level, ((state, fp) for state, _, fp in chunk))
+            if self.stopped:
+                return
             self._check_memory(level)
+
+    def _deadlocks_among(self, level: int, states: Iterable[tuple]) -> None:
+        """A deadlock for each (state, fingerprint) whose state has no successor."""
+        successors = self.model.successors
+        for state, fp in states:
+            try:
+                has_successor = next(iter(successors(state)), None) is not None
+            except EvaluationError as e:
+                raise EngineEvaluationError(f"evaluation error: {e}; state: {_summary(state)}",
+                                            action=e.action, state=state) from e
+            if not has_successor:
+                self._violation(DEADLOCK, level, fp)
+                if self.stopped:
+                    return
 
     def run(self) -> CheckResult:
         """Removes its spill folder at the end, whatever the end (an error, ^C)."""

@@ -264,22 +264,9 @@ class AutoSearch(Search):
     def _bound_deadlocks(self, level: int, entries: list) -> None:
         """Search._deadlocks_at_bound on the states of rebuilt entries."""
         from checker.codec import StateDecoder
-        from checker.engine import _summary
-        from model.base import EvaluationError
         decoder = StateDecoder(self.model)
-        successors = self.model.successors
-        for state, parts, fp in entries:
-            if state is None:
-                state = decoder.decode(parts)[0]
-            try:
-                has_successor = next(iter(successors(state)), None) is not None
-            except EvaluationError as e:
-                raise EngineEvaluationError(f"evaluation error: {e}; state: {_summary(state)}",
-                                            action=e.action, state=state) from e
-            if not has_successor:
-                self._violation(DEADLOCK, level, fp)
-                if self.stopped:
-                    return
+        self._deadlocks_among(level, ((decoder.decode(parts)[0] if state is None else state, fp)
+                                      for state, parts, fp in entries))
 
 
 class _Count:
