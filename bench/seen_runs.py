@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checker.spark import codec, levels, seen  # noqa: E402
+from checker import codec  # noqa: E402
+from checker.spark import levels, seen  # noqa: E402
 
 
 def old_format(seen_blob: bytes, cands: list, bits: int = 64) -> float:

@@ -1,6 +1,6 @@
 """What states are packed as: the Spark engine's records (on executors and in
 level files) and the local engine's spilled frontiers (checker/frontier.py).
-No pyspark here: checker.spark.codec re-exports this module.
+No pyspark here.
 
 - A state travels as the list of its variables' canonical msgpack encodings
   ("parts", checker.encoding); `parts_to_bytes(parts)` is its canonical bytes.

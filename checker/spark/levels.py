@@ -105,7 +105,7 @@ def stats_dir(level_path: Path) -> Path:
 
 
 def read_partition_stats(level_path: Path) -> list[dict]:
-    from checker.spark.codec import unpack
+    from checker.codec import unpack
     d = stats_dir(level_path)
     if not d.is_dir():
         return []

@@ -34,7 +34,8 @@ from itertools import count, repeat
 from operator import itemgetter
 from typing import Any, Iterable, Iterator
 
-from checker.spark import codec, levels, seen as seenruns
+from checker import codec
+from checker.spark import levels, seen as seenruns
 
 # Level-file rows: (kind, part, seq, n, fps, keys, parents, actions, states)
 STATES = "states"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from checker.engine import ExpandContext, expand_chunk
-from checker.spark import codec, levels, tasks
+from checker import codec
+from checker.spark import levels, tasks
 from model.base import EvaluationError
 
 
