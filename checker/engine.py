@@ -33,6 +33,7 @@ from checker.encoding import (VariableEncoders, decode, encode_changed, encode_s
                               view_selector)
 from checker.errors import EXIT_BAD_INPUT, EngineEvaluationError, KmcError, SpecError
 from checker.codec import StateDecoder
+from checker.fpset import new_seen_set
 from checker.frontier import Frontier, SpillDir
 from model.base import ALWAYS, SOMETIMES, Action, EvaluationError, Model, Property
 
@@ -55,12 +56,6 @@ SPILL_STATES = 50_000
 DECODER_LIMIT = 1 << 14
 DECODER_SHARED_LIMIT = 1 << 16
 
-try:  # the compact fingerprint table (about 16 bytes per state), when built
-    from checker.fpset import new_seen_set
-except ModuleNotFoundError as e:
-    if e.name != "checker.fpset":
-        raise
-    new_seen_set = None
 
 
 @dataclass
@@ -631,7 +626,7 @@ class Search:
         self.view = resolve_view(model, options.view)
         self.ctx = ExpandContext.create(model, self.properties, options.fingerprint_bits, self.view,
                                         options.check_deadlock, options.stop_on_violation)
-        self.seen = new_seen_set(options.fingerprint_bits) if new_seen_set is not None else set()
+        self.seen = new_seen_set(options.fingerprint_bits)
         self.spill = SpillDir(options.spill_dir)
         self.decoder = None   # a StateDecoder, made when a frontier is first packed
         self.levels: list[LevelLog] = []
