@@ -211,7 +211,7 @@ class AutoSearch(Search):
             list.append(self.levels, log)   # (not a boundary: no hook)
             self.per_level_distinct.append(0)
             keep = max_depth is None or level + 1 < max_depth or deadlocks
-            nxt = [] if keep else _Count()
+            nxt = _PackedLevel(self.options.fingerprint_bits) if keep else _Count()
             self._parallel_level(level, log, entries, nxt)
             entries = nxt
             level += 1
@@ -229,9 +229,10 @@ class AutoSearch(Search):
         """Expand `entries` (level `level`) into level + 1: chunk c by worker
         c % n, absorbed here in chunk order (BFS order) keeping only the
         states new to the seen set at that point."""
-        chunks = [entries[i:i + CHUNK_STATES] for i in range(0, len(entries), CHUNK_STATES)]
+        chunks = (entries.chunks() if isinstance(entries, _PackedLevel) else
+                  [entries[i:i + CHUNK_STATES] for i in range(0, len(entries), CHUNK_STATES)])
         n = max(1, min(self.workers, len(chunks)))
-        keep = isinstance(nxt, list)
+        keep = isinstance(nxt, _PackedLevel)
         workers = _Workers(self, chunks, n, keep, level)
         seen = self.seen
         done = 0
@@ -267,6 +268,66 @@ class AutoSearch(Search):
         decoder = StateDecoder(self.model)
         self._deadlocks_among(level, ((decoder.decode(parts)[0] if state is None else state, fp)
                                       for state, parts, fp in entries))
+
+
+class _PackedChunk:
+    """CHUNK_STATES entries of a parallel level, packed by column
+    (checker.codec.pack_states): ~100 bytes a state instead of the ~1.3 KB
+    of its list of parts. A worker rebuilds the states of its own chunks."""
+
+    __slots__ = ("states", "fps", "n", "bits")
+
+    def __init__(self, entries: list, bits: int):
+        from checker.codec import pack_fps, pack_states
+        self.states = pack_states([e[1] for e in entries])
+        self.fps = pack_fps([e[2] for e in entries], bits)
+        self.n, self.bits = len(entries), bits
+
+    def __len__(self) -> int:
+        return self.n
+
+    def entries(self, decoder=None) -> list:
+        """(state, parts, fp) with a decoder (checker.codec.StateDecoder),
+        else (None, parts, fp)."""
+        from checker.codec import unpack_fps, unpack_states
+        fps = unpack_fps(self.fps, self.bits)
+        if decoder is None:
+            return [(None, p, fp) for p, fp in zip(unpack_states(self.states), fps)]
+        return [(s, p, fp) for (s, p), fp in zip(decoder.decode_batch(self.states), fps)]
+
+    def __getitem__(self, i):  # the parent reads a deadlocked entry's fingerprint
+        return self.entries()[i]
+
+
+class _PackedLevel:
+    """The next level of a parallel search, in the order found, packed a
+    chunk at a time (chunk boundaries as the local engine's: every
+    CHUNK_STATES entries from the level's start)."""
+
+    def __init__(self, bits: int):
+        self.bits = bits
+        self.packed: list = []   # full chunks, packed
+        self.tail: list = []     # the entries of the chunk being filled
+        self.n = 0
+
+    def extend(self, items) -> None:
+        tail = self.tail
+        for e in items:
+            tail.append(e)
+            if len(tail) == CHUNK_STATES:
+                self.packed.append(_PackedChunk(tail, self.bits))
+                tail = self.tail = []
+            self.n += 1
+
+    def __len__(self) -> int:
+        return self.n
+
+    def chunks(self) -> list:
+        return self.packed + ([self.tail] if self.tail else [])
+
+    def __iter__(self):
+        for chunk in self.chunks():
+            yield from (chunk.entries() if isinstance(chunk, _PackedChunk) else chunk)
 
 
 class _Count:
@@ -357,12 +418,15 @@ def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool
         decoder = None
         for c in range(w, len(chunks), n):
             chunk = chunks[c]
-            if chunk and chunk[0][0] is None:
+            if isinstance(chunk, _PackedChunk) or (chunk and chunk[0][0] is None):
                 if decoder is None:
                     from checker.codec import StateDecoder
                     decoder = StateDecoder(search.model)
-                decode = decoder.decode
-                chunk = [decode(parts) + (fp,) for _, parts, fp in chunk]
+                if isinstance(chunk, _PackedChunk):
+                    chunk = chunk.entries(decoder)
+                else:
+                    decode = decoder.decode
+                    chunk = [decode(parts) + (fp,) for _, parts, fp in chunk]
             try:
                 res = expand_one(ctx, chunk, seen)
             except EngineEvaluationError as e:
