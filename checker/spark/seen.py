@@ -237,13 +237,3 @@ def write_seen(level_path, level: int, q: int, partitions: int, bits: int, fps_s
            "count": count if count is not None else sum(r[2] for r in runs), "runs": runs}
     _write_atomic(index_path(level_path, q), json.dumps(idx).encode())
     return idx
-
-
-def level_bytes(level_path) -> dict:
-    """Bytes on disk of a level, by kind: rows (states), seen runs, the rest."""
-    out = {"rows": 0, "seen_runs": 0, "other": 0}
-    for p in Path(level_path).rglob("*"):
-        if p.is_file():
-            kind = "rows" if p.parent.name == "rows" else "seen_runs" if p.suffix == ".run" else "other"
-            out[kind] += p.stat().st_size
-    return out
