@@ -47,7 +47,7 @@ from collections import Counter
 from itertools import chain, repeat
 from typing import Iterable
 
-from checker.engine import (CHUNK_STATES, DEADLOCK, ChunkResult, CheckOptions, CheckResult, Search,
+from checker.engine import (CHUNK_STATES, ChunkResult, CheckOptions, CheckResult, Search,
                             expand_chunk)
 from checker.errors import EXIT_EVALUATION, EngineEvaluationError, KmcError
 from model.base import Model, Property

@@ -33,7 +33,6 @@ import os
 import sys
 from array import array
 from bisect import bisect_left
-from pathlib import Path
 
 _BIG = sys.byteorder == "big"
 MAX_RUNS = 8       # a partition's runs, at most

@@ -30,7 +30,7 @@ import json
 import traceback
 from collections import Counter
 from dataclasses import dataclass
-from itertools import count, repeat
+from itertools import count
 from operator import itemgetter
 from typing import Any, Iterable, Iterator
 

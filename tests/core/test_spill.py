@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from checker import frontier as frontier_module
 from checker import registry
 from checker.codec import StateDecoder
 from checker.engine import (CHUNK_STATES, CheckOptions, ExpandContext, LevelLog, MemoryLimitError,

@@ -61,7 +61,7 @@ def recorded_reads(variant, constants) -> tuple[dict, list]:
     def recorder(p):
         def predicate(s):
             log.clear()
-            ok = p.predicate(tuple.__new__(recording, s))
+            p.predicate(tuple.__new__(recording, s))
             reads[p.name].update(log)
             return True  # keep going: every state, every property
 
