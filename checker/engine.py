@@ -323,7 +323,6 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
     encs = ctx.encoders
     if encs is None:
         encs = ctx.encoders = VariableEncoders(len(ctx.model.variables))
-    seen_add = seen.add
     # the compiled path: parts, fingerprint and the seen set's test-and-add
     # in one call (None: seen); TypeError sends a successor down the Python path
     successor = native._native.successor if native.ENABLED else None
@@ -359,23 +358,11 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
                     except TypeError:  # a value the compiled encoder refuses
                         new_entry = _python_successor(encs, parent, pparts, succ, select,
                                                       fingerprint, seen)
-                    if new_entry is None:
-                        continue
-                    parts, fp, changed = new_entry
                 else:
-                    changed = EVERY_VARIABLE
-                    # the parent's bytes for every variable whose object is shared;
-                    # the indices of the others are found in C (map + compress)
-                    parts = pparts.copy()
-                    try:
-                        for i in compress(count(), map(is_not, parent, succ)):
-                            parts[i] = encs[i](succ[i])
-                    except TypeError:  # a variable's first value holding a set
-                        parts = encode_changed(encs, parent, pparts, succ)
-                    fp = fingerprint(select(parts))
-                    if fp in seen:
-                        continue
-                    seen_add(fp)
+                    new_entry = _python_successor(encs, parent, pparts, succ, select, fingerprint, seen)
+                if new_entry is None:
+                    continue
+                parts, fp, changed = new_entry
                 index = len(new)
                 new_append((succ, parts, fp, pfp, action))
                 bad = False
@@ -405,13 +392,24 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
 
 
 def _python_successor(encs, parent, pparts, succ, select, fingerprint, seen):
-    """The compiled successor's work in Python: (parts, fp), None when seen."""
-    parts = encode_changed(encs, parent, pparts, succ)
+    """The compiled successor's work in Python: (parts, fp, changed variables
+    as a bit mask), None when seen. The parent's bytes serve every variable
+    whose object is shared; the indices of the others are found in C (map +
+    compress)."""
+    parts = pparts.copy() if type(pparts) is list else list(pparts)
+    changed = 0
+    try:
+        for i in compress(count(), map(is_not, parent, succ)):
+            parts[i] = encs[i](succ[i])
+            changed |= 1 << i
+    except TypeError:  # a variable's first value holding a set
+        parts = encode_changed(encs, parent, pparts, succ)
+        changed = EVERY_VARIABLE
     fp = fingerprint(select(parts))
     if fp in seen:
         return None
     seen.add(fp)
-    return parts, fp, EVERY_VARIABLE
+    return parts, fp, changed
 
 
 @contextmanager
