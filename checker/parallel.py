@@ -211,7 +211,7 @@ class AutoSearch(Search):
             list.append(self.levels, log)   # (not a boundary: no hook)
             self.per_level_distinct.append(0)
             keep = max_depth is None or level + 1 < max_depth or deadlocks
-            nxt = _PackedLevel(self.options.fingerprint_bits) if keep else _Count()
+            nxt = _PackedLevel(self.options.fingerprint_bits) if keep else self._frontier(keep=False)
             self._parallel_level(level, log, entries, nxt)
             entries = nxt
             level += 1
@@ -328,19 +328,6 @@ class _PackedLevel:
     def __iter__(self):
         for chunk in self.chunks():
             yield from (chunk.entries() if isinstance(chunk, _PackedChunk) else chunk)
-
-
-class _Count:
-    """The depth bound's level: only counted (never expanded)."""
-
-    def __init__(self):
-        self.n = 0
-
-    def extend(self, items) -> None:
-        self.n += sum(1 for _ in items)
-
-    def __len__(self) -> int:
-        return self.n
 
 
 class _Workers:
