@@ -147,9 +147,15 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> 
     lines.append("Coverage (action: generated / distinct):")
     for name, gen in result.per_action_generated.items():
         lines.append(f"  {name:<{width}}  {gen:>12,} / {result.per_action_distinct.get(name, 0):,}")
+    expected = set((spec.expect or {}).get("sometimes", ())) if spec is not None else set()
     for name, d in result.sometimes.items():
         lines.append(f"Sometimes {name}: " + (f"witnessed after {d} steps" if d is not None
-                                              else "NEVER witnessed"))
+                                              else "NEVER witnessed")
+                     + (" (expected: expect.sometimes)" if name in expected else ""))
+    for name in sorted(expected):
+        if result.sometimes.get(name) is None:
+            lines.append(f"Expected witness {name} was never reached: the fault it shows did not "
+                         f"happen, so this verdict may be vacuous (kmc regress fails the spec).")
     lines.append(f"Finished in {result.wall_time:.2f}s: {result.generated_per_second:,.0f} generated/s, "
                  f"{result.distinct_per_second:,.0f} distinct/s, peak memory {result.peak_memory_kb / 1024:,.0f} MiB "
                  f"({result.bytes_per_state:,} bytes/state).")
@@ -232,6 +238,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     except OSError as e:
         raise SpecError(f"cannot write results under {out_dir}: {e}") from None
     obj["results_dir"] = str(run_dir)
+    obj["expect_sometimes_unreached"] = [n for n in spec.expect.get("sometimes", ())
+                                         if result.sometimes.get(n) is None]
     click.echo(report_text(spec, result, run_dir, model=model), file=out)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))

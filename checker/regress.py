@@ -4,7 +4,9 @@ and say which expectation no longer holds.
 A spec's [expect] table (checker/spec.py) names the outcome and, optionally,
 the violated property, the exact depth (steps of the shortest counterexample;
 for a pass, the most steps of any state found), the exact distinct / generated
-counts and per-level counts; `quick = true` puts the spec in the quick set
+counts and per-level counts, and the `sometimes` witnesses that must be
+reached (a spec whose expected witness is never reached FAILs: its verdict
+may be vacuous); `quick = true` puts the spec in the quick set
 that CI runs (`--quick`). Specs without [expect] are listed as skipped.
 Scenario files (checker/scenario.py, a worked example replayed step by step)
 found under SPEC_DIR are rows too, always in the quick set: every step must hold.
@@ -84,7 +86,21 @@ def describe_expect(expect: dict) -> str:
         text += f", {expect['generated']:,} generated"
     if "per_level_distinct" in expect:
         text += ", per level"
+    if expect.get("sometimes"):
+        text += f", {len(expect['sometimes'])} witness{'es' if len(expect['sometimes']) > 1 else ''}"
     return text
+
+
+def unreached_witnesses(expect: dict, result) -> list[str]:
+    """The witnesses of expect.sometimes that the run never reached."""
+    return [n for n in expect.get("sometimes", ()) if result.sometimes.get(n) is None]
+
+
+def witness_problems(expect: dict, result) -> list[str]:
+    """One line per expected witness never reached: a pass that may be vacuous."""
+    stopped = " (the search stopped at the first violation)" if result.violations else ""
+    return [f"witness {n} never reached{stopped}: the fault it shows did not happen, "
+            f"so the spec's verdict may be vacuous" for n in unreached_witnesses(expect, result)]
 
 
 def compare(expect: dict, result) -> tuple[str, list[str]]:
@@ -123,6 +139,11 @@ def compare(expect: dict, result) -> tuple[str, list[str]]:
                         ("per_level_distinct", list(result.per_level_distinct))):
         if key in expect and expect[key] != actual:
             problems.append(f"{key} {actual!r}, expected {expect[key]!r}")
+    wanted_witnesses = expect.get("sometimes", [])
+    if wanted_witnesses:
+        reached = len(wanted_witnesses) - len(unreached_witnesses(expect, result))
+        got += f", {reached}/{len(wanted_witnesses)} witnessed"
+    problems += witness_problems(expect, result)
     return got, problems
 
 
@@ -312,7 +333,10 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
         except OSError as e:
             raise SpecError(f"cannot write {junit}: {e}") from None
         click.echo(f"JUnit report: {junit}")
-    if counts[ERROR]:
+    if counts[ERROR]:  # bad input: one line on stderr too (the rows say which specs)
+        bad = [r for r in rows if r.status == ERROR]
+        more = f" (and {len(bad) - 1} more spec(s) that do not load)" if len(bad) > 1 else ""
+        click.echo(f"kmc: error: {bad[0].problems[0] if bad[0].problems else bad[0].spec}{more}", err=True)
         return EXIT_BAD_INPUT
     return EXIT_VIOLATION if counts[FAIL] else EXIT_OK
 

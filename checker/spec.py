@@ -6,7 +6,8 @@ and raises SpecError / ModelConfigError (both exit 2) with one clear line.
     model = "twophase"          # required
     variant = "standard"        # default: the model's first variant
     description = "..."         # optional
-    invariants = ["TCConsistent"]  # default: every property of the model
+    invariants = ["TCConsistent"]  # default: every property of the model; the model's
+                                # `sometimes` witnesses are kept (below)
     depth = 10                  # at most 10 steps; absent: no bound
     check_deadlock = false      # default false
     fingerprint = "xxh3_64"     # or "xxh3_128"
@@ -19,6 +20,12 @@ and raises SpecError / ModelConfigError (both exit 2) with one clear line.
     depth = 7                   # steps of the shortest counterexample
     distinct = 288
     quick = true                # run by `kmc regress --quick` (CI)
+    sometimes = ["AllCommitted"]  # witnesses that must be reached (no vacuous pass)
+
+Witnesses are always checked: with an `invariants` list, the witnesses it
+names, or every witness of the model when it names none, plus those of
+expect.sometimes. An expect.sometimes name that is not a `sometimes` property
+of the model (its variant and constants) is bad input.
 """
 from __future__ import annotations
 
@@ -29,14 +36,15 @@ from typing import Any
 
 from checker import registry
 from checker.errors import SpecError
-from model.base import ModelConfigError, Property
+from model.base import SOMETIMES, ModelConfigError, Property
 
 FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
 TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
                   "check_deadlock", "fingerprint", "view", "expect")
 EXPECT_KEYS = {"outcome": str, "violated": (str, list), "depth": int, "distinct": int,
                "generated": int, "per_level_distinct": list,
-               "quick": bool}  # quick: in the quick regression set (`kmc regress --quick`)
+               "quick": bool,  # quick: in the quick regression set (`kmc regress --quick`)
+               "sometimes": list}  # witnesses that must be reached
 
 
 class _Unset:
@@ -54,7 +62,7 @@ class Spec:
     model: str
     variant: str
     constants: dict[str, Any]      # resolved: every constant of the variant
-    invariants: list[str] | None   # None: every property
+    invariants: list[str] | None   # None: every property; else the names listed + witnesses kept
     depth: int | None              # None: no bound
     check_deadlock: bool = False
     fingerprint: str = "xxh3_64"
@@ -131,6 +139,26 @@ def read_toml(path: Path, kind: str) -> dict:
         raise SpecError(f"{path}: malformed TOML: {e}") from None
 
 
+def keep_witnesses(props: list[Property], names: list[str] | None,
+                   expected: list[str]) -> list[str] | None:
+    """The property names to check: `names` (an `invariants` list; None: all)
+    with the model's witnesses kept - the witnesses `names` lists, or all of
+    them when it lists none - and every expected one (expect.sometimes).
+    SpecError for an expected name that is no witness of this model."""
+    witnesses = [p.name for p in props if p.kind == SOMETIMES]
+    kinds = {p.name: p.kind for p in props}
+    for name in expected:
+        if kinds.get(name) != SOMETIMES:
+            what = "an invariant, not a witness" if name in kinds else "unknown witness"
+            raise SpecError(f"expect.sometimes: {name!r}: {what} of this model "
+                            f"(its witnesses: {', '.join(witnesses) or 'none'})")
+    if names is None:
+        return None
+    listed = [n for n in names if kinds.get(n) == SOMETIMES]
+    kept = listed if listed else witnesses
+    return list(dict.fromkeys([*names, *kept, *expected]))
+
+
 def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET) -> Spec:
     """Read and validate a spec. overrides: constants set on the command line
     (--set); depth: None = no bound, an int = that bound, UNSET = the spec's."""
@@ -181,6 +209,8 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         if key not in EXPECT_KEYS:
             raise SpecError(f"{path}: unknown key {key!r} in [expect] (known: {', '.join(EXPECT_KEYS)})")
         _type_check(f"{path}: expect.{key}", value, EXPECT_KEYS[key], "of the right type")
+    for name in expect.get("sometimes", ()):
+        _type_check(f"{path}: expect.sometimes entry", name, str, "a witness name (string)")
     if "outcome" in expect and expect["outcome"] not in ("pass", "violation"):
         raise SpecError(f"{path}: expect.outcome must be \"pass\" or \"violation\", not {expect['outcome']!r}")
 
@@ -198,7 +228,10 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
                 view=view, description=data.get("description", ""), expect=dict(expect),
                 overrides=overrides)
     try:
-        model, _ = spec.build()  # the model's own checks, and the property names
+        # the model's own checks, and the property names
+        model, all_props = registry.build(spec.model, spec.variant, spec.constants)
+        spec.invariants = keep_witnesses(all_props, spec.invariants, expect.get("sometimes", []))
+        spec._built = (model, registry.select_properties(all_props, spec.invariants))
     except SpecError as e:
         raise SpecError(f"{path}: {e}") from None
     except ModelConfigError as e:
