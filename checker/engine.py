@@ -230,6 +230,18 @@ def resolve_view(model: Model, view: str | Sequence[str] | None) -> tuple[str, .
 
 # ---- the per-chunk work ----------------------------------------------------
 
+def read_masks(model, props) -> dict[str, int]:
+    """Per property, the bit mask of the variables it reads (bit i:
+    variable i; every bit when it does not say, Property.reads None)."""
+    index = {name: i for i, name in enumerate(model.variables)}
+    masks = {}
+    for p in props:
+        reads = getattr(p, "reads", None)
+        masks[p.name] = (EVERY_VARIABLE if reads is None or any(v not in index for v in reads)
+                         else sum(1 << index[v] for v in set(reads)))
+    return masks
+
+
 @dataclass
 class ExpandContext:
     """Everything expand_chunk needs besides the chunk."""
@@ -262,15 +274,7 @@ class ExpandContext:
                    stop_on_violation=stop_on_violation)
 
     def read_masks(self) -> dict[str, int]:
-        """Per property, the bit mask of the variables it reads (bit i:
-        variable i; every bit when it does not say, Property.reads None)."""
-        index = {name: i for i, name in enumerate(self.model.variables)}
-        masks = {}
-        for p in self.always + self.sometimes:
-            reads = getattr(p, "reads", None)
-            masks[p.name] = (EVERY_VARIABLE if reads is None or any(v not in index for v in reads)
-                             else sum(1 << index[v] for v in set(reads)))
-        return masks
+        return read_masks(self.model, self.always + self.sometimes)
 
     def entry(self, state) -> tuple:
         """A frontier entry (state, per-variable encodings, fingerprint)."""
@@ -295,7 +299,9 @@ class ChunkResult:
     name, index into new), first per property. deadlocks: chunk indices of
     states without successors. action_names: the name of every successor
     generated (Counter them). stopped: a violation ended the chunk early
-    (stop_on_violation)."""
+    (stop_on_violation). changed: per entry of new, the bit mask of the
+    variables it changed from its parent (for checks made elsewhere: the
+    spark engine's)."""
 
     new: list
     violations: list
@@ -303,6 +309,7 @@ class ChunkResult:
     deadlocks: list
     action_names: list
     stopped: bool = False
+    changed: list | None = None
 
 
 def _summary(state, limit: int = 300) -> str:
@@ -337,6 +344,8 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
 
     new: list = []
     new_append = new.append
+    changes: list = []
+    changed_append = changes.append
     names: list = []
     names_append = names.append
     violations: list = []
@@ -365,6 +374,7 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
                 parts, fp, changed = new_entry
                 index = len(new)
                 new_append((succ, parts, fp, pfp, action))
+                changed_append(changed)
                 bad = False
                 checking = True
                 for name, pred, reads in always:
@@ -377,7 +387,7 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
                         pending.remove(item)
                 checking = False
                 if bad and stop:
-                    return ChunkResult(new, violations, witnesses, deadlocks, names, True)
+                    return ChunkResult(new, violations, witnesses, deadlocks, names, True, changes)
         except EvaluationError as e:
             failed_action = e.action if e.action is not None else (action if len(names) > before else None)
             failed_state = e.state if e.state is not None else (succ if checking else parent)
@@ -387,8 +397,8 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
         if check_deadlock and len(names) == before:
             deadlocks.append(ci)
             if stop:
-                return ChunkResult(new, violations, witnesses, deadlocks, names, True)
-    return ChunkResult(new, violations, witnesses, deadlocks, names, False)
+                return ChunkResult(new, violations, witnesses, deadlocks, names, True, changes)
+    return ChunkResult(new, violations, witnesses, deadlocks, names, False, changes)
 
 
 def _python_successor(encs, parent, pparts, succ, select, fingerprint, seen):

@@ -10,7 +10,10 @@
                  fingerprints, actions (msgpack), states (per-variable canonical
                  msgpack encodings, by column: codec.pack_states; None at the
                  depth bound, whose states are checked as they are generated
-                 and never rebuilt); `part` = fingerprint partition
+                 and never rebuilt); per state the mask of the variables
+                 its witness step changed (msgpack ints; the properties a
+                 state is checked against when rebuilt; absent at level 0:
+                 all); `part` = fingerprint partition
     <run>/levels/level-00007/seen/      per partition, the fingerprints this level
                                         added, as a sorted run (part-00003.run), and
                                         the index of the partition's seen set after
@@ -58,7 +61,7 @@ def tmp_level_dir(run_dir: Path, level: int) -> Path:
 
 
 # a level-file row, as the tasks see it (a dict of these columns)
-COLUMNS = ("kind", "part", "seq", "n", "fps", "keys", "parents", "actions", "states")
+COLUMNS = ("kind", "part", "seq", "n", "fps", "keys", "parents", "actions", "states", "changed")
 
 
 def rows_dir(level_path: Path) -> Path:

@@ -30,7 +30,7 @@ import json
 import traceback
 from collections import Counter
 from dataclasses import dataclass
-from itertools import count
+from itertools import count, repeat
 from operator import itemgetter
 from typing import Any, Iterable, Iterator
 
@@ -68,14 +68,18 @@ class Worker:
     """The model, properties, expansion context and decoder of one config."""
 
     def __init__(self, cfg: TaskConfig):
-        from checker.engine import ExpandContext
+        from checker.engine import ExpandContext, read_masks
         from checker.registry import build, select_properties
         from model.base import ALWAYS, SOMETIMES
 
         self.model, props = build(cfg.model, cfg.variant, cfg.constants)
         props = select_properties(props, list(cfg.properties))
-        self.always = [(p.name, p.predicate) for p in props if p.kind == ALWAYS]
-        self.sometimes = [(p.name, p.predicate) for p in props if p.kind == SOMETIMES]
+        # (name, predicate, mask of the variables it reads): a state is
+        # checked only against the properties whose variables its witness
+        # step changed (the parent was checked), as the local engine does
+        masks = read_masks(self.model, props)
+        self.always = [(p.name, p.predicate, masks[p.name]) for p in props if p.kind == ALWAYS]
+        self.sometimes = [(p.name, p.predicate, masks[p.name]) for p in props if p.kind == SOMETIMES]
         # expansion without properties (they are checked once per new state in
         # merge), through a model whose successors() ends at an EvaluationError
         self.guard = _GuardedModel(self.model)
@@ -256,8 +260,11 @@ class _GuardedModel:
 def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
                    actions_out: list | None = None) -> list:
     """The frontier entries (key, fp, state, canonical parts, row, index in
-    row) of level-file rows in BFS order, the states rebuilt by `decoder`;
-    actions_out gets each states row's packed actions (for error messages)."""
+    row, changed) of level-file rows in BFS order, the states rebuilt by
+    `decoder`, changed the mask of the variables the witness step changed
+    (every bit: unknown, level 0); actions_out gets each states row's packed
+    actions (for error messages)."""
+    from checker.engine import EVERY_VARIABLE
     entries = []
     for row in rows:
         kind = row["kind"]
@@ -269,8 +276,11 @@ def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
                 actions_out.append(row["actions"])
             if row["states"] is None:
                 raise ValueError("this level was written without its states (the depth bound)")
-            entries.extend((key, fp, state, canon, r, i) for (key, fp, (state, canon), i) in
-                           zip(codec.unpack(row["keys"]), fps, decoder.decode_batch(row["states"]), count()))
+            packed = row.get("changed")
+            changed = codec.unpack(packed) if packed is not None else repeat(EVERY_VARIABLE)
+            entries.extend((key, fp, state, canon, r, i, c) for (key, fp, (state, canon), i, c) in
+                           zip(codec.unpack(row["keys"]), fps, decoder.decode_batch(row["states"]), count(),
+                               changed))
     entries.sort(key=itemgetter(0))  # BFS order: keys are distinct
     return entries
 
@@ -313,20 +323,26 @@ class _NextChecks:
         self.violations: dict = {}
         self.witnesses: dict = {}
 
-    def check(self, new: list, keys: list) -> None:
+    def check(self, new: list, keys: list, changes: list) -> None:
         from model.base import EvaluationError
         violations, witnesses, sometimes = self.violations, self.witnesses, self.sometimes
         intern = self.intern
-        for (succ, sparts, sfp, _, _), key in zip(new, keys):
-            state = intern(sparts, succ)
+        for (succ, sparts, sfp, _, _), key, changed in zip(new, keys, changes):
+            state = None
             try:
-                for name, pred in self.always:
-                    if not pred(state) and (name not in violations or key < violations[name][0]):
-                        violations[name] = [key, codec.fp_to_str(sfp)]
+                for name, pred, reads in self.always:
+                    if changed & reads:
+                        if state is None:
+                            state = intern(sparts, succ)
+                        if not pred(state) and (name not in violations or key < violations[name][0]):
+                            violations[name] = [key, codec.fp_to_str(sfp)]
                 if sometimes:
-                    for name, pred in sometimes:
-                        if pred(state) and (name not in witnesses or key < witnesses[name][0]):
-                            witnesses[name] = [key, codec.fp_to_str(sfp)]
+                    for name, pred, reads in sometimes:
+                        if changed & reads:
+                            if state is None:
+                                state = intern(sparts, succ)
+                            if pred(state) and (name not in witnesses or key < witnesses[name][0]):
+                                witnesses[name] = [key, codec.fp_to_str(sfp)]
             except EvaluationError:
                 self.failed = True
                 return
@@ -384,19 +400,19 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
             part = entries[start:start + CHUNK]
             chunk = []
             halt = False
-            for key, fp, state, canon, r, i in part:
+            for key, fp, state, canon, r, i, changed in part:
                 chunk.append((state, canon, fp))
                 if not (always or sometimes):
                     continue
                 try:
                     bad = False
-                    for name, pred in always:
-                        if not pred(state):
+                    for name, pred, reads in always:
+                        if changed & reads and not pred(state):
                             bad = True
                             if name not in violations:
                                 violations[name] = [key, codec.fp_to_str(fp)]
                     if sometimes:
-                        for item in [x for x in sometimes if x[1](state)]:
+                        for item in [x for x in sometimes if changed & x[2] and x[1](state)]:
                             witnesses[item[0]] = [key, codec.fp_to_str(fp)]
                             sometimes.remove(item)
                 except EvaluationError as e:
@@ -424,13 +440,13 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
                 ci, rank, prev = -1, 0, None
                 pfps = [e[2] for e in chunk]
                 keys = [] if nxt is not None else None
-                for _, sparts, sfp, pfp, action in res.new:
+                for (_, sparts, sfp, pfp, action), changed in zip(res.new, res.changed):
                     if pfp != prev:
                         prev, rank = pfp, 0
                         ci = pfps.index(pfp, ci + 1)
                     bucket = buckets[sfp % P]
                     skey = child_key(part[ci][0], rank)
-                    bucket.append((sfp, skey, pfp, encode_action(action), sparts))
+                    bucket.append((sfp, skey, pfp, encode_action(action), sparts, changed))
                     if keys is not None:
                         keys.append(skey)
                     rank += 1
@@ -440,7 +456,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
                         buckets[sfp % P] = []
                 clock.lap("route")
                 if nxt is not None and not nxt.failed:
-                    nxt.check(res.new, keys)
+                    nxt.check(res.new, keys, res.changed)
                     clock.lap("next")
                 if guard.error is not None:
                     # after the successors its parent generated before it (BFS order)
@@ -605,16 +621,18 @@ def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterabl
 
 
 def pack_records(records: list, bits: int, keep_parts: bool = True) -> tuple:
-    """A batch of successor records (fp, key, parent fp, action bytes, parts)
-    as five bytes objects for the shuffle: pickling them is a copy, where
-    pickling the records costs more than a tenth of the expansion; sibling
-    successors' equal parts are stored once (codec.pack_states). Without
-    keep_parts the parts are left out (None)."""
+    """A batch of successor records (fp, key, parent fp, action bytes, parts,
+    changed mask) as six bytes objects for the shuffle: pickling them is a
+    copy, where pickling the records costs more than a tenth of the
+    expansion; sibling successors' equal parts are stored once
+    (codec.pack_states). Without keep_parts the parts and masks are left out
+    (None: the states are never rebuilt)."""
     return (codec.pack_fps([r[0] for r in records], bits),
             codec.pack([r[1] for r in records]),
             codec.pack_fps([r[2] for r in records], bits),
             codec.pack([r[3] for r in records]),
-            codec.pack_states([r[4] for r in records]) if keep_parts else None)
+            codec.pack_states([r[4] for r in records]) if keep_parts else None,
+            codec.pack([r[5] for r in records]) if keep_parts else None)
 
 
 def unpack_records(batches: list, picks: list, bits: int) -> list:
@@ -627,15 +645,17 @@ def unpack_records(batches: list, picks: list, bits: int) -> list:
         if batch is None:
             payload = batches[b]
             parts = codec.unpack_states(payload[4]) if payload[4] is not None else None
-            batch = opened[b] = (codec.unpack_fps(payload[2], bits), codec.unpack(payload[3]), parts)
-        out.append((fp, key, batch[0][i], batch[1][i], batch[2][i] if batch[2] is not None else None))
+            changed = codec.unpack(payload[5]) if payload[5] is not None else None
+            batch = opened[b] = (codec.unpack_fps(payload[2], bits), codec.unpack(payload[3]), parts, changed)
+        out.append((fp, key, batch[0][i], batch[1][i], batch[2][i] if batch[2] is not None else None,
+                    batch[3][i] if batch[3] is not None else None))
     return out
 
 
 def level_rows(cfg: TaskConfig, index: int, new: list) -> Iterator[tuple]:
     """The rows of one partition of a level: its new states, (fp, key, parent
-    fp, action bytes, parts) in BFS order, by batches. States whose parts
-    were left out (the depth bound) have None there."""
+    fp, action bytes, parts, changed mask) in BFS order, by batches. States
+    whose parts were left out (the depth bound) have None there."""
     bits = cfg.bits
     for seq, start in enumerate(range(0, len(new), BATCH)):
         batch = new[start:start + BATCH]
@@ -644,7 +664,8 @@ def level_rows(cfg: TaskConfig, index: int, new: list) -> Iterator[tuple]:
                codec.pack([r[1] for r in batch]),
                codec.pack_fps([r[2] for r in batch], bits),
                codec.pack([r[3] for r in batch]),
-               codec.pack_states([r[4] for r in batch]) if batch[0][4] is not None else None)
+               codec.pack_states([r[4] for r in batch]) if batch[0][4] is not None else None,
+               codec.pack([r[5] for r in batch]) if batch[0][5] is not None else None)
 
 
 def _action_text(abytes) -> str:

@@ -23,9 +23,10 @@ def _variant():
 
 def test_level_files_round_trip(tmp_path):
     rows = [(tasks.STATES, 1, 0, 2, b"\x01" * 16, codec.pack([b"\x00\x01", b"\x00\x02"]),
-             b"\x00" * 16, codec.pack([None, None]), codec.pack_states([[b"\xc0"], [b"\xc3"]])),
+             b"\x00" * 16, codec.pack([None, None]), codec.pack_states([[b"\xc0"], [b"\xc3"]]),
+             codec.pack([1, 3])),
             (tasks.STATES, 1, 1, 1, b"\x02" * 8, codec.pack([b"\x00\x03"]), b"\x00" * 8,
-             codec.pack([None]), None)]
+             codec.pack([None]), None, None)]
     path = levels.write_part(tmp_path, 1, rows)
     assert levels.part_files(tmp_path) == [path]
     back = list(levels.read_part(path))
@@ -34,14 +35,14 @@ def test_level_files_round_trip(tmp_path):
 
 
 def test_shuffled_records_round_trip():
-    records = [(7, b"\x00\x01\x00\x00", 3, b"a", [b"\x01", b"\x02"]),
-               (9, b"\x00\x01\x00\x01", 3, b"b", [b"\x01", b"\x03"])]
+    records = [(7, b"\x00\x01\x00\x00", 3, b"a", [b"\x01", b"\x02"], 1),
+               (9, b"\x00\x01\x00\x01", 3, b"b", [b"\x01", b"\x03"], 6)]
     packed = tasks.pack_records(records, 64)
     assert all(isinstance(x, bytes) for x in packed)
     picks = [(records[1][1], 0, 1, 9), (records[0][1], 0, 0, 7)]
     assert tasks.unpack_records([packed], picks, 64) == [
-        (9, records[1][1], 3, b"b", [b"\x01", b"\x03"]),
-        (7, records[0][1], 3, b"a", [b"\x01", b"\x02"])]
+        (9, records[1][1], 3, b"b", [b"\x01", b"\x03"], 6),
+        (7, records[0][1], 3, b"a", [b"\x01", b"\x02"], 1)]
 
 
 def test_checks_at_the_bound_note_an_evaluation_error_instead_of_raising():
@@ -57,15 +58,21 @@ def test_checks_at_the_bound_note_an_evaluation_error_instead_of_raising():
     def raises(state):
         raise EvaluationError("cannot evaluate")
 
-    w.always = [("Fine", lambda s: True), ("Raises", raises)]
+    every = -1  # properties that read every variable
+    w.always = [("Fine", lambda s: True, every), ("Raises", raises, every)]
     checks = tasks._NextChecks(w, ())
-    checks.check(res.new, keys)
+    checks.check(res.new, keys, res.changed)
     assert checks.failed and checks.violations == {}
-    w.always = [("Fine", lambda s: True), ("Never", lambda s: False)]
+    w.always = [("Fine", lambda s: True, every), ("Never", lambda s: False, every)]
     checks = tasks._NextChecks(w, ())
-    checks.check(res.new, keys)
+    checks.check(res.new, keys, res.changed)
     assert not checks.failed
     assert checks.violations == {"Never": [keys[0], codec.fp_to_str(res.new[0][2])]}
+    # a property reading no variable the step changed is not checked again
+    w.always = [("Never", lambda s: False, 0)]
+    checks = tasks._NextChecks(w, ())
+    checks.check(res.new, keys, res.changed)
+    assert checks.violations == {}
 
 
 def test_state_batches_pack_by_column():
