@@ -69,6 +69,9 @@ _WITNESSES = (
      "a broker shuts down uncleanly (OFFLINE_DIRTY, or the unclean shutdown counter > 0)", None),
     ("ElrNonEmpty", witnesses.elr_non_empty,
      "the controller's ELR gets a member", (KIP966,)),
+    ("CandidateLostCommittedRecord", witnesses.candidate_lost_committed_record,
+     "a member of the controller's ISR (kip966: or ELR) misses a committed record: a stopped "
+     "broker lost committed data while still electable (the Last Replica Standing hazard)", None),
 )
 
 # the storage variants (kip966_storage, v3_5_storage) only: after the above
@@ -122,6 +125,7 @@ _READS = {
     "LeaderChanged": ("con_partition_metadata",),
     "UncleanShutdownHappened": ("aux_ctrs", "broker_state"),
     "ElrNonEmpty": ("con_partition_metadata",),
+    "CandidateLostCommittedRecord": ("con_partition_metadata", "inv_true_hwm", "partition_data"),
     "UncleanExclusion": ("con_partition_metadata", "ghost_unclean"),
     "DataLossIsReported": ("broker_state", "con_partition_metadata", "ghost_reported",
                            "inv_consumed", "inv_pos_acked", "partition_data"),

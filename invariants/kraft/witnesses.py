@@ -66,3 +66,30 @@ def elr_non_empty(ctx: KraftContext):
         return bool(s.con_partition_metadata.elr)
 
     return ElrNonEmpty
+
+
+def candidate_lost_committed_record(ctx: KraftContext):
+    """CandidateLostCommittedRecord: a member of the controller's election
+    quorum (ISR; kip966: ISR or ELR) misses a committed record (LEO below the
+    True HWM). LeaderCandidateCompletenessProperty forbids that of a RUNNING
+    member, so here a stopped one lost committed data (a lossy shutdown, a
+    power loss) while the controller still counts it electable: the hazard of
+    Last Replica Standing, which the invariants must then show handled."""
+    with_elr = ctx.variant == KIP966
+
+    def CandidateLostCommittedRecord(s) -> bool:
+        true_hwm = s.inv_true_hwm
+        if true_hwm <= 1:
+            return False
+        md = s.con_partition_metadata
+        data = s.partition_data
+        for b in md.isr:
+            if data[b - 1].leo < true_hwm:
+                return True
+        if with_elr:
+            for b in md.elr:
+                if data[b - 1].leo < true_hwm:
+                    return True
+        return False
+
+    return CandidateLostCommittedRecord

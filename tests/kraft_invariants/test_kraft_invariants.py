@@ -127,7 +127,7 @@ def test_properties_and_their_order(k):
     validity = ["TypeOK", "ValidBrokerState", "ValidReplicaState", "ValidFetcherState",
                 "ValidControllerState"] + (["ValidControllerIsrAndElr"] if kip else [])
     sometimes = ["RecordCommitted", "LeaderChanged", "UncleanShutdownHappened"] + (
-        ["ElrNonEmpty"] if kip else [])
+        ["ElrNonEmpty"] if kip else []) + ["CandidateLostCommittedRecord"]
     assert k.order == cfg + validity + sometimes
     assert all(k.props[n].kind == ALWAYS for n in cfg + validity)
     assert all(k.props[n].kind == SOMETIMES for n in sometimes)
