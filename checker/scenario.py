@@ -9,6 +9,7 @@ hold in every state of the scenario, unless a step says it `violates` it.
     variant = "kip966"               # default: the model's first variant
     description = "..."              # optional, printed
     invariants = ["TypeOK"]          # optional: the ALWAYS properties to check (default: all)
+    sometimes = ["RecordCommitted"]  # optional: witnesses that must hold in some state of it
     [constants]                      # unset constants take the model's defaults
     BrokerCount = 3
 
@@ -67,9 +68,10 @@ import click
 from checker import registry
 from checker.errors import EXIT_OK, EXIT_VIOLATION, EngineEvaluationError, KmcError, SpecError
 from checker.spec import read_toml
-from model.base import ALWAYS, EvaluationError, ModelConfigError
+from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
 
-TOP_LEVEL_KEYS = ("model", "variant", "description", "invariants", "constants", "init", "step")
+TOP_LEVEL_KEYS = ("model", "variant", "description", "invariants", "sometimes", "constants", "init",
+                  "step")
 STEP_KEYS = ("action", "where", "pick", "expect", "violates", "note")
 INIT_KEYS = ("where", "pick", "expect", "violates", "note")
 NIL = "Nil"
@@ -191,6 +193,7 @@ class Scenario:
     properties: list            # the ALWAYS properties checked at every state
     facts: Callable[[Any, tuple], dict]
     steps: list[Step]           # steps[0] is the initial state's
+    witnesses: list = field(default_factory=list)  # SOMETIMES properties some state must satisfy
 
     @property
     def name(self) -> str:
@@ -323,6 +326,15 @@ def load_scenario(path: str | Path) -> Scenario:
                 raise _bad(path, "", f"unknown invariant {n!r}{_suggest(n, by_name)} "
                            f"(ALWAYS properties of {defn.name}/{variant}: {', '.join(by_name)})")
         always = [by_name[n] for n in dict.fromkeys(names)]
+    witness_by_name = {p.name: p for p in properties if p.kind == SOMETIMES}
+    names = data.get("sometimes", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise _bad(path, "", "sometimes must be a list of witness names")
+    for n in names:
+        if n not in witness_by_name:
+            raise _bad(path, "", f"unknown witness {n!r}{_suggest(n, witness_by_name)} "
+                       f"(SOMETIMES properties of {defn.name}/{variant}: {', '.join(witness_by_name)})")
+    witnesses = [witness_by_name[n] for n in dict.fromkeys(names)]
 
     facts = facts_function(model)
     try:
@@ -341,7 +353,7 @@ def load_scenario(path: str | Path) -> Scenario:
     steps = [_parse_step(path, 0, raw_init, model, known, checked)]
     steps += [_parse_step(path, i, raw, model, known, checked) for i, raw in enumerate(raw_steps, 1)]
     return Scenario(path, defn.name, variant, resolved, data.get("description", ""), model,
-                    always, facts, steps)
+                    always, facts, steps, witnesses)
 
 
 # ---- running -----------------------------------------------------------------
@@ -367,13 +379,22 @@ class ScenarioResult:
     steps: list[StepResult]
 
     @property
+    def unreached(self) -> list[str]:
+        """The scenario's witnesses (`sometimes`) that no state of the replay satisfies."""
+        states = [r.state for r in self.steps if r.state is not None]
+        return [p.name for p in self.scenario.witnesses if not any(p.predicate(s) for s in states)]
+
+    @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.steps) and len(self.steps) == len(self.scenario.steps)
+        return (all(r.ok for r in self.steps) and len(self.steps) == len(self.scenario.steps)
+                and not self.unreached)
 
     @property
     def failures(self) -> list[str]:
-        return [f"{r.step.title} {r.label}: {msg}" if r.step.index else f"init: {msg}"
-                for r in self.steps for msg in r.failures]
+        return ([f"{r.step.title} {r.label}: {msg}" if r.step.index else f"init: {msg}"
+                 for r in self.steps for msg in r.failures]
+                + [f"witness {n} never reached: the fault it shows did not happen"
+                   for n in self.unreached])
 
 
 def _label_matches(step: Step, action) -> bool:
@@ -585,7 +606,8 @@ def run_file(path: Path, echo: Callable[[str], None], show_facts: bool = False) 
         announced = sum(len(s.violates) for s in sc.steps)
         echo(f"PASS {sc.name}: {n_steps} steps, {n_facts} facts asserted, "
              f"{len(sc.properties)} invariants checked in all {n_steps + 1} states"
-             + (f" ({announced} violation(s) as announced)" if announced else ""))
+             + (f" ({announced} violation(s) as announced)" if announced else "")
+             + (f"; witnessed: {', '.join(p.name for p in sc.witnesses)}" if sc.witnesses else ""))
         return EXIT_OK
     for msg in result.failures:
         echo(f"FAIL {sc.name}: {msg}")

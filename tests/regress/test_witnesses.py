@@ -178,3 +178,45 @@ def test_the_spark_engine_keeps_witnesses_and_reports_an_unreached_one(tmp_path)
         assert list(summary["sometimes"]) == ["AllCommitted"]
         assert summary["sometimes"]["AllCommitted"]["witnessed"] is (not left)
         assert summary["expect_sometimes_unreached"] == left
+
+
+# -- scenarios: `sometimes` = witnesses some state of the replay satisfies --
+
+SCENARIO = '''model = "twophase"
+sometimes = SOMETIMES
+[constants]
+RM = ["r1"]
+[[step]]
+action = "RMPrepare"
+[[step]]
+action = "TMRcvPrepared"
+[[step]]
+action = "TMCommit"
+[[step]]
+action = "RMRcvCommitMsg"
+'''
+
+
+def test_a_scenario_witness_reached_passes_and_an_unreached_one_fails(tmp_path):
+    ok = write(tmp_path, "ok.toml", SCENARIO.replace("SOMETIMES", '["AllCommitted"]'))
+    result = kmc("scenario", ok)
+    assert result.exit_code == 0 and "witnessed: AllCommitted" in result.stdout, result.output
+    result = kmc("regress", ok)
+    assert result.exit_code == 0 and "scenario, 4 steps, 1 witness" in result.stdout, result.output
+    short = write(tmp_path, "short.toml", SCENARIO.replace("SOMETIMES", '["AllCommitted"]')
+                  .split('[[step]]\naction = "TMCommit"')[0])
+    result = kmc("scenario", short)
+    assert result.exit_code == 1
+    assert "FAIL short.toml: witness AllCommitted never reached" in result.stdout
+    result = kmc("regress", short)
+    assert result.exit_code == 1 and "witness AllCommitted never reached" in result.stdout
+
+
+@pytest.mark.parametrize("value, words", [('["Nope"]', "unknown witness 'Nope'"),
+                                          ('["TCConsistent"]', "unknown witness 'TCConsistent'"),
+                                          ('"AllCommitted"', "sometimes must be a list of witness names")])
+def test_a_bad_scenario_witness_is_bad_input(tmp_path, value, words):
+    p = write(tmp_path, "bad.toml", SCENARIO.replace("SOMETIMES", value))
+    result = kmc("scenario", p)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and words in result.stderr
