@@ -1,5 +1,7 @@
 # Two commands: `make run` (check the spec(s) in SPEC) and `make test` (all tests,
-# then the quick regression set).
+# then every [expect] of specs/: the whole regression set, what CI runs).
+# Also: `make regress` (the whole set alone), `make regress-quick` (the quick
+# set, a few seconds) and `make readme` (regenerate README.md's result tables).
 # Both create .venv and install the project into it when needed; when it is
 # already set up they only compare two timestamps.
 PYTHON ?= python3
@@ -12,11 +14,15 @@ SPEC   ?= specs/kraft-kip966-reference.toml
 # Extra options for `kmc check`, e.g. ARGS="--depth 12 --json".
 ARGS   ?=
 PYTEST_ARGS ?=
+# `kmc regress` runs this many specs at once (default: one per core) and fails
+# a spec still running after REGRESS_TIMEOUT seconds.
+JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+REGRESS_TIMEOUT ?= 1200
 
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.kmc-installed
 
-.PHONY: setup run test clean
+.PHONY: setup run test regress regress-quick readme clean
 
 setup: $(STAMP)
 
@@ -35,11 +41,22 @@ run: $(STAMP)
 	    if [ $$rc -gt 1 ]; then exit $$rc; fi; \
 	done
 
-# Then every quick [expect] of specs/ through `kmc regress` (the known results
-# CI keeps true; the JUnit file lists each spec).
+# Then every [expect] of specs/ through `kmc regress` (the known results CI
+# keeps true, witnesses included; the JUnit file lists each spec).
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
-	$(BIN)/kmc regress specs --quick -j 2 --junit results/regress-quick.xml
+	$(MAKE) --no-print-directory regress
+
+regress: $(STAMP)
+	$(BIN)/kmc regress specs -j $(JOBS) --timeout $(REGRESS_TIMEOUT) --junit results/regress.xml
+
+regress-quick: $(STAMP)
+	$(BIN)/kmc regress specs --quick -j $(JOBS) --junit results/regress-quick.xml
+
+# README.md's result tables, generated from the specs' [expect] tables
+# (tests/regress/test_readme_tables.py fails when they differ).
+readme: $(STAMP)
+	$(BIN)/kmc regress specs --update-readme README.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info checker/_native*.so

@@ -34,6 +34,7 @@ from typing import Any
 
 import click
 
+from checker import registry
 from checker.engine import CheckOptions, check
 from checker.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from checker.spec import Spec, load_spec
@@ -221,7 +222,9 @@ def run_scenario_file(path: str, t0: float) -> Row:
         row.status, row.problems = ERROR, [" ".join(str(e).split())]
         return row
     n = len(sc.steps) - 1
-    row.expected = f"scenario, {n} steps"
+    row.expected = f"scenario, {n} steps" + (f", {len(sc.witnesses)} witness"
+                                             f"{'es' if len(sc.witnesses) > 1 else ''}"
+                                             if sc.witnesses else "")
     try:
         result = run_scenario(sc)
     except KmcError as e:
@@ -229,6 +232,9 @@ def run_scenario_file(path: str, t0: float) -> Row:
     else:
         passed = sum(r.ok for r in result.steps[1:])
         row.got = f"{passed}/{n} steps hold"
+        if sc.witnesses:
+            missed = len(result.unreached)
+            row.got += f", {len(sc.witnesses) - missed}/{len(sc.witnesses)} witnessed"
         row.problems = result.failures
         row.status = OK if result.ok else FAIL
     row.seconds = time.perf_counter() - t0
@@ -267,6 +273,172 @@ def junit_xml(rows: list[Row], total_seconds: float) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
+# ---- the README's result tables (`kmc regress --markdown`) --------------------
+#
+# Generated from the specs' own [expect] tables, which `kmc regress` (CI: the
+# whole set) checks, so a table cannot claim what is not checked. A README
+# holds them between marker comments; --update-readme FILE rewrites them:
+#   <!-- BEGIN kmc regress --markdown storage,mutants -->  (groups; none: all)
+#   ...
+#   <!-- END kmc regress --markdown -->
+
+TABLE_BEGIN = "<!-- BEGIN kmc regress --markdown"
+TABLE_END = "<!-- END kmc regress --markdown -->"
+_SIZES = (("BrokerCount", "{} brokers"), ("InitReplicationFactor", "RF {}"),
+          ("ReplicationFactor", "RF {}"), ("MinISR", "MinISR {}"), ("InitIsrSize", "ISR {}"))
+_ALWAYS_SHOWN = {"FlushPolicy": "flush {}", "UncleanRecoveryStrategy": "recovery {}"}
+
+
+def spec_group(path: Path, root: Path) -> str:
+    """A spec's table: its folder under SPEC_DIR (storage, mutants, ...), or
+    for a file at the top the prefix of its name (kraft-..., zk-..., toy-...)."""
+    rel = path.relative_to(root) if path.is_relative_to(root) else Path(path.name)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem.split("-")[0]
+
+
+def fault_budget(model: str, variant: str, constants: dict) -> str:
+    """The constants in a few words: sizes, values, every fault limit above
+    0, the flush policy and recovery strategy, the rest where not default."""
+    defaults = {c.name: c.default for c in registry.model_def(model).variants[variant]}
+    parts, done = [], set()
+    for name, fmt in _SIZES:
+        if name in constants:
+            parts.append(fmt.format(constants[name]))
+            done.add(name)
+    if isinstance(constants.get("Values"), list):
+        n = len(constants["Values"])
+        parts.append(f"{n} value{'s' if n != 1 else ''}")
+        done.add("Values")
+    for name, value in constants.items():
+        if name in done:
+            continue
+        if name.endswith("Limit") and isinstance(value, int) and not isinstance(value, bool):
+            if value > 0:
+                parts.append(f"{name[:-len('Limit')]} {value}")
+        elif name in _ALWAYS_SHOWN:
+            text = _ALWAYS_SHOWN[name].format(value)
+            if value == "every_n" and "FlushEveryN" in constants:
+                text += f" (N {constants['FlushEveryN']})"
+            elif value == "segment_roll" and "SegmentSize" in constants:
+                text += f" (segment {constants['SegmentSize']})"
+            parts.append(text)
+        elif name in ("FlushEveryN", "SegmentSize"):
+            continue
+        elif value != defaults.get(name):
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+            parts.append(f"{name} {str(shown).lower() if isinstance(value, bool) else shown}")
+    return "; ".join(parts) or "-"
+
+
+def table_row(path: Path, root: Path) -> dict[str, str]:
+    """One row of the result tables, from the spec (or scenario) file alone."""
+    def md(text: str) -> str:
+        return str(text).replace("|", "\\|")
+    name = path.relative_to(root).with_suffix("").as_posix() if path.is_relative_to(root) else path.stem
+    if is_scenario(path):
+        from checker.scenario import load_scenario
+        sc = load_scenario(path)
+        return {"spec": name, "about": md(_first_sentence(sc.description)),
+                "model": f"{sc.model_name}/{sc.variant}",
+                "budget": fault_budget(sc.model_name, sc.variant, sc.constants),
+                "checks": f"all {len(sc.properties)} invariants, every step",
+                "outcome": f"scenario: {len(sc.steps) - 1} steps hold", "depth": str(len(sc.steps) - 1),
+                "distinct": "-", "witnesses": ", ".join(p.name for p in sc.witnesses) or "-"}
+    spec = load_spec(path)
+    e = spec.expect
+    model, props = spec.build()
+    always = [p.name for p in props if p.kind == "always"]
+    _, every = registry.build(spec.model, spec.variant, spec.constants)
+    n_always = sum(p.kind == "always" for p in every)
+    checks = f"all {n_always} invariants" if len(always) == n_always else ", ".join(always)
+    wanted = e.get("violated")
+    names = [wanted] if isinstance(wanted, str) else list(wanted or [])
+    if e.get("outcome") == "violation" or names:
+        outcome = "violated: " + ", ".join(names) if names else "violation"
+        depth = str(e["depth"]) if "depth" in e else "-"
+    elif e.get("outcome") == "pass":
+        outcome = "pass, every reachable state" if spec.depth is None else f"pass within {spec.depth} steps"
+        depth = str(e["depth"]) if "depth" in e else ("all" if spec.depth is None else f"<= {spec.depth}")
+    else:
+        outcome, depth = "(no [expect])", "-"
+    return {"spec": name, "about": md(_first_sentence(spec.description)),
+            "model": f"{spec.model}/{spec.variant}",
+            "budget": md(fault_budget(spec.model, spec.variant, spec.constants)),
+            "checks": md(checks), "outcome": md(outcome), "depth": depth,
+            "distinct": f"{e['distinct']:,}" if "distinct" in e else "-",
+            "witnesses": ", ".join(e.get("sometimes", [])) or "-"}
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    cut = text.find(". ")
+    return text if cut < 0 else text[:cut + 1]
+
+
+_COLUMNS = (("spec", "spec"), ("about", "about"), ("model", "model/variant"), ("budget", "fault budget"),
+            ("checks", "properties"), ("outcome", "expected outcome"), ("depth", "steps"),
+            ("distinct", "distinct"), ("witnesses", "witnesses reached"))
+
+
+def markdown_tables(root: Path, groups: list[str] | None = None) -> str:
+    """The result tables of the specs under root: one per group (all, or
+    those named, in that order), each under a bold line naming it."""
+    root = Path(root)
+    by_group: dict[str, list[Path]] = {}
+    for p in find_specs(root):
+        by_group.setdefault(spec_group(p, root), []).append(p)
+    names = groups if groups else sorted(by_group)
+    unknown = [g for g in names if g not in by_group]
+    if unknown:
+        raise SpecError(f"no spec group {', '.join(map(repr, unknown))} under {root} "
+                        f"(groups: {', '.join(sorted(by_group))})")
+    out = []
+    for g in names:
+        rows = []
+        for p in by_group[g]:
+            try:
+                rows.append(table_row(p, root))
+            except (KmcError, ModelConfigError) as e:
+                raise SpecError(f"{p}: {' '.join(str(e).split())}") from None
+        label = f"{root.name}/{g}/" if (root / g).is_dir() else f"{root.name}/{g}-*.toml"
+        out.append(f"**{label}** ({len(rows)} spec{'s' if len(rows) != 1 else ''})\n")
+        columns = [(k, t) for k, t in _COLUMNS if k != "about" or any(r["about"] for r in rows)]
+        out.append("| " + " | ".join(title for _, title in columns) + " |")
+        out.append("|" + "|".join("---:" if key in ("depth", "distinct") else "---" for key, _ in columns) + "|")
+        for r in rows:
+            out.append("| " + " | ".join(f"`{r[k]}`" if k == "spec" else r[k] for k, _ in columns) + " |")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def readme_blocks(text: str) -> list[tuple[int, int, list[str] | None]]:
+    """Each generated block of a README: (start of its content, end of its
+    content, its groups or None for all)."""
+    blocks, pos = [], 0
+    while (b := text.find(TABLE_BEGIN, pos)) >= 0:
+        close = text.find("-->", b)
+        if close < 0:
+            raise SpecError("a README table marker is not closed (-->)")
+        words = text[b + len(TABLE_BEGIN):close].replace(",", " ").split()
+        start = text.index("\n", close) + 1
+        end = text.find(TABLE_END, start)
+        if end < 0:
+            raise SpecError(f"README table block without its end marker {TABLE_END}")
+        blocks.append((start, end, words or None))
+        pos = end + len(TABLE_END)
+    return blocks
+
+
+def render_readme(text: str, root: Path) -> str:
+    """The README text with every generated block regenerated from the specs."""
+    out, pos = [], 0
+    for start, end, groups in readme_blocks(text):
+        out += [text[pos:start], markdown_tables(root, groups)]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[:width - 1] + "~"
 
@@ -284,9 +456,16 @@ def _fit(text: str, width: int) -> str:
               help="Check this many specs at once (one process each).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Also write each run's results folder under this directory.")
+@click.option("--markdown", is_flag=True,
+              help="Run nothing: print the result tables (markdown) made from the specs' [expect].")
+@click.option("--update-readme", "readme", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="Run nothing: regenerate the result tables between the marker comments of this "
+                   "file (<!-- BEGIN kmc regress --markdown [GROUPS] --> ... <!-- END ... -->).")
 def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | None, pattern: str | None,
-            jobs: int, out_dir: Path | None) -> int:
+            jobs: int, out_dir: Path | None, markdown: bool, readme: Path | None) -> int:
     """Check every spec under SPEC_DIR (default: specs/) against its [expect]."""
+    if markdown or readme is not None:
+        return _tables(spec_dir, markdown, readme)
     specs = find_specs(spec_dir)
     if pattern:
         specs = [p for p in specs if pattern in str(p)]
@@ -339,6 +518,22 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
         click.echo(f"kmc: error: {bad[0].problems[0] if bad[0].problems else bad[0].spec}{more}", err=True)
         return EXIT_BAD_INPUT
     return EXIT_VIOLATION if counts[FAIL] else EXIT_OK
+
+
+def _tables(spec_dir: Path, markdown: bool, readme: Path | None) -> int:
+    if markdown:
+        click.echo(markdown_tables(spec_dir), nl=False)
+    if readme is not None:
+        from checker.results import write_atomic
+        text = readme.read_text(encoding="utf-8")
+        if not readme_blocks(text):
+            raise SpecError(f"{readme}: no generated block ({TABLE_BEGIN} ... -->)")
+        new = render_readme(text, spec_dir)
+        if new != text:
+            write_atomic(readme, new)
+        click.echo(f"{readme}: {len(readme_blocks(text))} table block(s) "
+                   f"{'rewritten' if new != text else 'already up to date'}", err=True)
+    return EXIT_OK
 
 
 def register(group: click.Group) -> None:

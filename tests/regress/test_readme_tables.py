@@ -1,0 +1,92 @@
+"""The README's result tables are generated from the specs' [expect] tables
+(`kmc regress --markdown`, `make readme`), which CI checks (`make test` runs
+the whole regression set): a table that differs from what the specs say fails
+here, so the README cannot drift from what is checked."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from checker import regress as regress_module
+from checker.cli import cli
+from checker.regress import (TABLE_BEGIN, TABLE_END, fault_budget, find_specs, markdown_tables,
+                             readme_blocks, render_readme, spec_group)
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = ROOT / "specs"
+README = ROOT / "README.md"
+
+
+def kmc(*args):
+    if "regress" not in cli.commands:
+        regress_module.register(cli)
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_the_readme_tables_are_what_the_specs_say():
+    text = README.read_text(encoding="utf-8")
+    assert readme_blocks(text), "README.md has no generated result table"
+    assert render_readme(text, SPECS) == text, (
+        "README.md's result tables differ from the specs' [expect]: run `make readme` "
+        "(kmc regress specs --update-readme README.md) and commit README.md")
+
+
+def test_every_spec_is_in_a_readme_table():
+    groups = set()
+    for _, _, named in readme_blocks(README.read_text(encoding="utf-8")):
+        groups |= set(named) if named else {spec_group(p, SPECS) for p in find_specs(SPECS)}
+    missing = sorted({spec_group(p, SPECS) for p in find_specs(SPECS)} - groups)
+    assert not missing, f"spec groups in no README table: {missing}"
+
+
+def test_fault_budget_summary():
+    constants = {"BrokerCount": 2, "InitReplicationFactor": 2, "Values": ["A", "B"], "MinISR": 1,
+                 "InitIsrSize": 2, "FlushPolicy": "every_n", "FlushEveryN": 2, "SegmentSize": 1,
+                 "ControlledShutdownLimit": 1, "ProcessCrashLimit": 0, "PowerLossLimit": 2,
+                 "CorrelatedPowerLoss": True, "FenceBrokerLimit": 1, "LeaderShrinkIsrLimit": 0,
+                 "ReassignmentLimit": 0, "UncleanRecoveryStrategy": "proactive", "Mutants": []}
+    assert fault_budget("kraft", "kip966_storage", constants) == (
+        "2 brokers; RF 2; MinISR 1; ISR 2; 2 values; flush every_n (N 2); ControlledShutdown 1; "
+        "PowerLoss 2; CorrelatedPowerLoss true; FenceBroker 1; recovery proactive")
+    assert fault_budget("twophase", "standard", {"RM": ["r1", "r2", "r3"], "RMCount": 0}) == "-"
+
+
+def test_markdown_and_update_readme(tmp_path):
+    specs = tmp_path / "specs"
+    (specs / "sub").mkdir(parents=True)
+    (specs / "toy-diehard.toml").write_text((SPECS / "toy-diehard.toml").read_text())
+    (specs / "sub" / "tp.toml").write_text((SPECS / "toy-twophase.toml").read_text().replace(
+        'distinct = 288', 'distinct = 288\nsometimes = ["AllCommitted"]'))
+    result = kmc("regress", specs, "--markdown")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == markdown_tables(specs)
+    lines = result.stdout.splitlines()
+    assert lines[0] == "**specs/sub/** (1 spec)" and "**specs/toy-*.toml** (1 spec)" in lines
+    row = next(line for line in lines if "`sub/tp`" in line)
+    assert row == ("| `sub/tp` | twophase/standard | - | all 2 invariants | "
+                   "pass, every reachable state | all | 288 | AllCommitted |")
+    assert "| `toy-diehard` | diehard/standard | - | all 2 invariants | violated: NotSolved | 6 | - | - |" \
+        in lines
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{TABLE_BEGIN} toy -->\nstale\n{TABLE_END}\nmiddle\n"
+                      f"{TABLE_BEGIN} -->\n{TABLE_END}\nend\n")
+    result = kmc("regress", specs, "--update-readme", readme)
+    assert result.exit_code == 0, result.output
+    text = readme.read_text()
+    assert "stale" not in text and text.startswith("intro\n") and text.endswith(f"{TABLE_END}\nend\n")
+    assert text.count("`toy-diehard`") == 2 and text.count("`sub/tp`") == 1
+    assert render_readme(text, specs) == text
+    assert "already up to date" in kmc("regress", specs, "--update-readme", readme).stderr
+
+
+def test_bad_table_input_is_one_line_and_exit_2(tmp_path):
+    readme = tmp_path / "README.md"
+    for text, words in ((f"{TABLE_BEGIN} nosuch -->\n{TABLE_END}\n", "no spec group 'nosuch'"),
+                        (f"{TABLE_BEGIN} -->\nno end\n", "without its end marker"),
+                        ("no block\n", "no generated block")):
+        readme.write_text(text)
+        result = kmc("regress", SPECS, "--update-readme", readme)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.count("\n") == 1 and words in result.stderr
+        assert readme.read_text() == text
