@@ -131,9 +131,10 @@ def _progress_printer(info: dict) -> None:
 
 def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> str:
     """The TLC-like human report (the model, when given, picks its trace view)."""
+    from checker.liveness.report import liveness_lines, violation_text
     lines = []
     for v in result.violations:
-        lines.append(trace_text(v.property, v.trace, model=model))
+        lines.append(violation_text(v, model) or trace_text(v.property, v.trace, model=model))
     if result.outcome == "pass":
         bound = "" if result.exhausted else f" (within {result.max_depth} steps)" \
             if result.max_depth is not None else ""
@@ -147,6 +148,7 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> 
     lines.append("Coverage (action: generated / distinct):")
     for name, gen in result.per_action_generated.items():
         lines.append(f"  {name:<{width}}  {gen:>12,} / {result.per_action_distinct.get(name, 0):,}")
+    lines.extend(liveness_lines(result))
     expected = set((spec.expect or {}).get("sometimes", ())) if spec is not None else set()
     for name, d in result.sometimes.items():
         lines.append(f"Sometimes {name}: " + (f"witnessed after {d} steps" if d is not None
@@ -186,10 +188,20 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> 
               help="Stop (exit 2) when the search's resident memory passes SIZE (8G, 500M); "
                    "default: 85% of the machine's memory; 'none': no limit.")
 @add_spark_options  # --master URL, --partitions N, --resume RUN_DIR
+@click.option("--property", "temporal", multiple=True, metavar="NAME",
+              help="Check this temporal property (repeatable; replaces the spec's `properties`), "
+                   "under the spec's fairness (default: the model's reference fairness).")
 def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
-              as_json: bool, quiet: bool, max_memory, master, partitions, resume) -> int:
+              as_json: bool, quiet: bool, max_memory, master, partitions, resume, temporal) -> int:
     """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
+    from checker.liveness import config as liveness_config
     spec = load_spec(spec_path, parse_sets(sets), depth=depth)
+    if temporal:
+        spec.properties = list(temporal)
+    liveness = liveness_config.validate(spec, str(spec_path))
+    if liveness is not None and engine == "spark":
+        raise SpecError("liveness (temporal properties) runs on the local engine only: the spark "
+                        "engine keeps no state graph; use --engine local or auto")
     if engine != "spark" and (master or partitions or resume):
         raise SpecError("--master, --partitions and --resume need --engine spark")
     model, properties = spec.build()
@@ -211,11 +223,17 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     out = sys.stderr if as_json else sys.stdout
     bound = "no depth bound" if spec.depth is None else f"depth <= {spec.depth}"
     click.echo(f"kmc: checking {spec_path} (model {spec.model}/{spec.variant}, {bound}, "
-               f"{len(properties)} properties)", err=True)
-    if engine == "spark":
+               f"{len(properties)} properties"
+               + (f", {len(liveness.properties)} temporal" if liveness is not None else "") + ")", err=True)
+    if liveness is not None:  # the local engine, recording the state graph
+        from checker.liveness.run import check_liveness
+        result = check_liveness(model, properties, liveness, options)
+        run_id = new_run_id()
+        engine = "local"
+    elif engine == "spark":
         from checker.spark.cli import run_spark
-        result, run_id, spark_run_dir = run_spark(spec, options, out_dir, master, partitions,
-                                                  resume, quiet)
+        result, run_id, spark_run_dir, spark_error = run_spark(spec, options, out_dir, master,
+                                                               partitions, resume, quiet)
     elif engine == "auto":
         from checker.parallel import check_auto
         result, auto_levels = check_auto(model, properties, options)
@@ -243,6 +261,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     click.echo(report_text(spec, result, run_dir, model=model), file=out)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
+    if engine == "spark" and spark_error is not None:
+        raise spark_error  # the result the driver finished is written and shown; Spark failed
     return EXIT_VIOLATION if result.violations else EXIT_OK
 
 

@@ -115,6 +115,7 @@ class CheckResult:
     wall_time: float = 0.0
     peak_memory_kb: int = 0
     collision_probability: float = 0.0
+    liveness: dict | None = None                   # temporal properties (checker/liveness/run.py)
 
     @property
     def bytes_per_state(self) -> int:

@@ -178,7 +178,12 @@ def run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> 
                                stop_on_violation=True, fingerprint_bits=spec.fingerprint_bits,
                                view=spec.view, progress=progress if timeout is not None else None,
                                progress_interval=1.0)
-        result = check(model, props, options)
+        if spec.properties:  # temporal properties: the graph-recording search (checker/liveness)
+            from checker.liveness.config import validate
+            from checker.liveness.run import check_liveness
+            result = check_liveness(model, props, validate(spec), options)
+        else:
+            result = check(model, props, options)
     except SpecTimeout as e:
         row.status, row.got = FAIL, f"timed out in level {e.args[0]}"
         row.problems = [f"no result within --timeout {timeout:g} s"]

@@ -79,6 +79,9 @@ def summary(config: dict[str, Any], result: CheckResult, run_id: str | None = No
                           "trace_text": f"trace-{v.property}.txt",
                           "trace_itf": f"trace-{v.property}.itf.json",
                           "trace_html": f"trace-{v.property}.html"} for v in result.violations]
+    if getattr(result, "liveness", None) is not None or result.violations:
+        from checker.liveness.report import patch_summary  # lassos, the liveness section
+        patch_summary(out, result)
     out["report"] = "report.html"
     out["sometimes"] = {name: {"witnessed": d is not None, "depth": d}
                         for name, d in result.sometimes.items()}
@@ -124,6 +127,10 @@ def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult
         errors = []
         for v in result.violations:
             names = traces.file_names(v.property)
+            if hasattr(v, "loop"):  # a temporal property's lasso (checker/liveness)
+                from checker.liveness.report import write_lasso
+                errors += write_lasso(tmp_dir, v, model, summary_obj, write_atomic, names)
+                continue
             write_atomic(tmp_dir / names["json"],
                          json.dumps(trace_json(v.property, v.trace), indent=1) + "\n")
             write_atomic(tmp_dir / names["text"], trace_text(v.property, v.trace, model=model))

@@ -12,6 +12,8 @@ and raises SpecError / ModelConfigError (both exit 2) with one clear line.
     check_deadlock = false      # default false
     fingerprint = "xxh3_64"     # or "xxh3_128"
     view = "no_msgs"            # a name of model.views, or a list of variables
+    properties = ["EventuallyAllDecided"]  # temporal properties (checker/liveness/config.py)
+    fairness = ["WF:TMCommit"]  # default "reference" (the model's); [] for none
     [constants]                 # unset constants take the ModelDef's defaults
     RM = ["r1", "r2", "r3"]
     [expect]                    # stored for regression runs
@@ -40,7 +42,8 @@ from model.base import SOMETIMES, ModelConfigError, Property
 
 FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
 TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
-                  "check_deadlock", "fingerprint", "view", "expect")
+                  "check_deadlock", "fingerprint", "view", "expect",
+                  "properties", "fairness")  # temporal properties: checker/liveness/config.py
 EXPECT_KEYS = {"outcome": str, "violated": (str, list), "depth": int, "distinct": int,
                "generated": int, "per_level_distinct": list,
                "quick": bool,  # quick: in the quick regression set (`kmc regress --quick`)
@@ -70,6 +73,8 @@ class Spec:
     description: str = ""
     expect: dict[str, Any] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)  # --set values applied
+    properties: list[str] | None = None   # temporal properties (checker/liveness/config.py)
+    fairness: Any = None                   # None: "reference" when properties are listed
     _built: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -97,6 +102,8 @@ class Spec:
             "check_deadlock": self.check_deadlock,
             "fingerprint": self.fingerprint,
             "view": self.view,
+            **({"properties": list(self.properties), "fairness": self.fairness}
+               if self.properties else {}),
         }
 
 
@@ -227,6 +234,8 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
                 depth=spec_depth, check_deadlock=check_deadlock, fingerprint=fingerprint,
                 view=view, description=data.get("description", ""), expect=dict(expect),
                 overrides=overrides)
+    from checker.liveness import config as liveness_config
+    liveness_config.read_spec_keys(spec, data, path)  # properties, fairness
     try:
         # the model's own checks, and the property names
         model, all_props = registry.build(spec.model, spec.variant, spec.constants)
@@ -242,4 +251,5 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
             resolve_view(model, view)
         except SpecError as e:
             raise SpecError(f"{path}: {e}") from None
+    liveness_config.validate(spec, str(path))
     return spec

@@ -17,7 +17,7 @@ import html
 import json
 from typing import Any
 
-from checker.views.base import TraceView
+from checker.views.base import Explanation, TraceView
 
 
 def _esc(s: Any) -> str:
@@ -81,6 +81,8 @@ svg text{font:11px system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,san
 svg .lanelabel{font-weight:700;font-size:12px}
 svg .msglabel{paint-order:stroke;stroke:#fff;stroke-width:3px;font-size:10px}
 svg .arrow:hover line,svg .arrow:hover path{stroke-width:3}
+tr.step.cycle td.n{box-shadow:inset 4px 0 0 #0969da}tr.step.cycle td{background:#f1f8ff}
+tr.loopback td{color:#0969da;font-weight:700}
 """
 
 ERROR_CAPTURE = """
@@ -180,9 +182,13 @@ DRAW = """
 """
 
 
-def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None) -> str:
+def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None,
+               lasso: dict | None = None) -> str:
     """The HTML page of one counterexample. meta: spec, model, variant,
-    constants, run id, ... shown in the header (plain JSON values)."""
+    constants, run id, ... shown in the header (plain JSON values). lasso:
+    a temporal property's counterexample (checker/liveness/lasso.py):
+    {"loop": index of the state the cycle returns to, "headline", "instance",
+    "structure"}; the cycle's rows are marked and no step is "the" bad one."""
     meta = dict(meta or {})
     steps = len(trace) - 1
     why = view.explain(prop, trace)
@@ -195,12 +201,19 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
 
     head_title = (f"Deadlock after {steps} steps" if prop == "Deadlock"
                   else f"{prop} violated after {steps} steps")
+    if lasso is not None:
+        why = Explanation(lasso.get("headline", ""), set())
+        head_title = f"{prop} violated: a lasso of {steps} steps"
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>kmc: {_esc(head_title)}{' - ' + _esc(meta['spec_name']) if meta.get('spec_name') else ''}</title>",
            f"<style>{CSS}</style><script>{ERROR_CAPTURE}</script></head><body>",
            "<header>"]
-    if prop == "Deadlock":
+    if lasso is not None:
+        inst = f" ({lasso['instance']})" if lasso.get("instance") else ""
+        out.append(f'<h1><span class="prop">{_esc(prop)}</span>{_esc(inst)} violated: '
+                   f'{_esc(lasso.get("structure", ""))}</h1>')
+    elif prop == "Deadlock":
         out.append(f"<h1>Deadlock after {steps} steps</h1>")
     else:
         out.append(f'<h1><span class="prop">{_esc(prop)}</span> violated after {steps} steps</h1>')
@@ -234,7 +247,10 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
                + "".join(f"<th>{_esc(c)}</th>" for c in columns) + "</tr></thead><tbody>")
     prev = None
     for i, (action, state) in enumerate(trace):
-        cls = "step violation" if i == steps and prop else "step"
+        if lasso is not None:
+            cls = "step cycle" if i >= lasso["loop"] else "step"  # the cycle: loop..steps
+        else:
+            cls = "step violation" if i == steps and prop else "step"
         if action is None:
             act = '<div class="aname">Initial state</div>'
             lines = view.initial_lines(state)
@@ -246,16 +262,24 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
         cells = view.cells(prev, state)
         tds = []
         for j, (content, changed) in enumerate(cells):
-            c = "cell" + (" changed" if changed else "") + (" bad" if i == steps and j in bad_cols else "")
+            c = "cell" + (" changed" if changed else "") + (" bad" if i == steps and j in bad_cols
+                                                            and lasso is None else "")
             tds.append(f'<td class="{c}">{content}</td>')
         out.append(f'<tr class="{cls}" id="step-{i}" data-step="{i}"><td class="n">{i}</td>'
                    f'<td class="act">{act}</td>{"".join(tds)}</tr>')
         out.append(f'<tr class="detail" id="detail-{i}" hidden><td></td>'
                    f'<td colspan="{len(columns) + 1}"><pre>{_esc(chr(10).join(lines))}</pre></td></tr>')
         prev = state
+    if lasso is not None:
+        back = (f"&#8635; stuttering: the behaviour stays in state {lasso['loop']} for ever"
+                if lasso["loop"] == steps else
+                f"&#8635; back to state {lasso['loop']}: steps {lasso['loop'] + 1}-{steps} repeat for ever")
+        out.append(f'<tr class="loopback" id="loopback" data-loop="{lasso["loop"]}"><td></td>'
+                   f'<td colspan="{len(columns) + 1}">{back}</td></tr>')
     out.append("</tbody></table></main>")
     out.append('<div id="kmc-errors" hidden></div>')
-    data = {"lanes": lanes, "bad_step": steps, "titles": titles, "actors": actors,
+    data = {"lanes": lanes, "bad_step": steps if lasso is None else lasso["loop"], "titles": titles,
+            "actors": actors,
             "arrows": [{"src": a.src, "dst": a.dst, "sent": a.sent, "end": a.end, "fate": a.fate,
                         "short": a.short, "full": a.full, "kind": a.kind} for a in arrows]}
     out.append(f'<script type="application/json" id="kmc-data">{_json_for_script(data)}</script>')

@@ -1,0 +1,124 @@
+"""Lasso counterexamples of temporal properties: a prefix from an initial state
+and a cycle that repeats for ever, as text, JSON, ITF (with its `loop`
+index) and HTML (the cycle's rows marked).
+
+The trace [(None, s0), (a1, s1), ..., (an, sn)] of a LassoViolation holds
+the prefix and then the cycle's steps: states loop..n-1 are the cycle and
+step n returns to state `loop` (sn == s_loop). A stuttering lasso (the
+behaviour stays in its last state for ever, no fair action being enabled
+there) has an empty cycle: loop == n.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from checker.engine import Violation
+
+
+@dataclass
+class LassoViolation(Violation):
+    loop: int = 0                 # index of the state the cycle starts (and ends) in
+    instance: str = ""            # the property instance violated, e.g. "b=2"
+    headline: str = ""            # what never happens, in the model's terms
+    form: str = ""                # the property's form, e.g. "\\A b \\in Brokers : P ~> Q"
+    fairness: list = field(default_factory=list)
+    enabled_unfair: list = field(default_factory=list)  # at a stuttering state: enabled, not fair
+
+    @property
+    def stuttering(self) -> bool:
+        return self.loop == len(self.trace) - 1
+
+    @property
+    def prefix_steps(self) -> int:
+        return self.loop
+
+    @property
+    def cycle_steps(self) -> int:
+        return len(self.trace) - 1 - self.loop
+
+    def structure(self) -> str:
+        if self.stuttering:
+            return (f"a prefix of {self.prefix_steps} steps, then stuttering for ever in state "
+                    f"{self.loop}")
+        return (f"a prefix of {self.prefix_steps} steps to state {self.loop}, then a cycle of "
+                f"{self.cycle_steps} steps back to it, repeated for ever")
+
+    def to_json(self) -> dict:
+        return {"property": self.property, "kind": "liveness", "instance": self.instance,
+                "headline": self.headline, "form": self.form, "depth": self.depth,
+                "loop": self.loop, "prefix_steps": self.prefix_steps,
+                "cycle_steps": self.cycle_steps, "stuttering": self.stuttering,
+                "actions": [str(a) for a, _ in self.trace[1:]]}
+
+
+def describe_cycle(v: LassoViolation) -> str:
+    """The 'while ...' of the headline: what the behaviour does for ever."""
+    if v.stuttering:
+        text = "nothing happens any more: no action under fairness is enabled"
+        if v.enabled_unfair:
+            shown = v.enabled_unfair[:6]
+            text += (" (" + ", ".join(shown) + (", ..." if len(v.enabled_unfair) > 6 else "")
+                     + " could still happen"
+                     + ", but no fairness forces " + ("them" if len(v.enabled_unfair) > 1 else "it")
+                     + ")")
+        return text
+    actions = [str(a) for a, _ in v.trace[v.loop + 1:]]
+    shown = actions if len(actions) <= 8 else actions[:7] + ["..."]
+    return f"the cycle {' -> '.join(shown)} repeats for ever"
+
+
+def full_headline(v: LassoViolation) -> str:
+    return f"{v.headline} while {describe_cycle(v)}."
+
+
+def header(v: LassoViolation) -> str:
+    inst = f" ({v.instance})" if v.instance else ""
+    return (f"Temporal property {v.property}{inst} is violated: {full_headline(v)}\n"
+            f"Lasso: {v.structure()}" + (f"; form {v.form}" if v.form else "") + ".")
+
+
+def lasso_text(v: LassoViolation, model=None) -> str:
+    """The readable lasso: the model's trace view, the cycle marked."""
+    from checker.render import trace_text
+    body = trace_text(v.property, v.trace, header=header(v), model=model)
+    body = body.replace(f"(where {v.property} fails)", "(the last state of the lasso)")
+    lines = body.split("\n")
+    out = []
+    marker_step = v.loop + 1
+    for line in lines:
+        if not v.stuttering and (line.startswith(f"Step {marker_step}:") or line == f"Step {marker_step}"):
+            out.append(f"--- cycle: the steps below repeat for ever, from state {v.loop} ---")
+        out.append(line)
+    # the end of the steps (before any summary the view appends)
+    end = (f"Stuttering: the behaviour stays in state {v.loop} for ever."
+           if v.stuttering else f"Back to state {v.loop}: the cycle repeats for ever.")
+    last_step = f"Step {len(v.trace) - 1}:" if len(v.trace) > 1 else "State 0:"
+    idx = max((i for i, line in enumerate(out) if line.startswith(last_step)), default=len(out) - 1)
+    j = idx + 1
+    while j < len(out) and out[j].startswith("  "):  # the step's lines
+        j += 1
+    out.insert(j, end)
+    return "\n".join(out)
+
+
+def lasso_itf(v: LassoViolation, model, summary: dict | None = None) -> dict:
+    """The ITF object: the cycle's return step is left out and `loop` names
+    the state it returns to (ADR-015)."""
+    from checker import traces
+    trace = v.trace if v.stuttering else v.trace[:-1]
+    obj = traces.render_itf(model, v.property, trace, summary)
+    obj["loop"] = v.loop
+    obj["#meta"]["description"] = (f"kmc lasso: {v.property}"
+                                   + (f" ({v.instance})" if v.instance else "")
+                                   + f" violated; {v.structure()}")
+    obj["#meta"]["headline"] = full_headline(v)
+    return obj
+
+
+def lasso_html(v: LassoViolation, model, summary: dict | None = None) -> str:
+    from checker import traces
+    from checker.trace_html import trace_page
+    from checker.views import view_for
+    return trace_page(view_for(model), v.property, v.trace, traces.page_meta(summary),
+                      lasso={"loop": v.loop, "headline": full_headline(v), "instance": v.instance,
+                             "structure": v.structure()})
