@@ -2,7 +2,9 @@
 
 `add_spark_options(command)` adds --master, --partitions and --resume to a
 click command (checker/cli.py keeps --engine and adds "spark" to its choices);
-`run_spark(...)` runs the check and returns (result, run_id, run_dir);
+`run_spark(...)` runs the check and returns (result, run_id, run_dir, error):
+error is Spark's start failure when the driver finished the search alone
+meanwhile (the caller writes and shows the result, then raises it);
 `write_run_into(run_dir, summary, result, model)` writes what
 checker.results.write_run writes (summary, traces, reports) into the run
 folder the engine already created (write_run renames a whole new folder into
@@ -52,9 +54,10 @@ def add_spark_options(command):
 
 def run_spark(spec, options: CheckOptions, out_dir: Path, master: str | None = None,
               partitions: int | None = None, resume: Path | None = None,
-              quiet: bool = False) -> tuple[CheckResult, str, Path]:
+              quiet: bool = False) -> tuple[CheckResult, str, Path, Exception | None]:
     """Run `spec` on Spark; results in out_dir/<spec>/<run-id>/ (or in the
     resumed folder)."""
+    from checker.spark.errors import ExecutorSetupError, SparkUnavailableError
     from checker.results import new_run_id
     from checker.spark.engine import SparkSearch
 
@@ -65,8 +68,12 @@ def run_spark(spec, options: CheckOptions, out_dir: Path, master: str | None = N
     options.progress = None if quiet else progress_line
     search = SparkSearch(spec, options, master=master, partitions=partitions,
                          run_dir=None if resume else run_dir, resume=resume)
-    result = search.run()
-    return result, run_dir.name, run_dir
+    try:
+        return search.run(), run_dir.name, run_dir, None
+    except (SparkUnavailableError, ExecutorSetupError) as e:
+        if getattr(e, "result", None) is None:
+            raise
+        return e.result, run_dir.name, run_dir, e
 
 
 def write_run_into(run_dir: Path, summary_obj: dict, result: CheckResult, model=None) -> Path:
@@ -125,7 +132,7 @@ def _build_group():
         bound = "no depth bound" if spec.depth is None else f"depth <= {spec.depth}"
         click.echo(f"kmc: checking {spec_path} (model {spec.model}/{spec.variant}, {bound}, "
                    f"{len(properties)} properties, engine spark)", err=True)
-        result, run_id, run_dir = run_spark(spec, options, out_dir, master, partitions, resume, quiet)
+        result, run_id, run_dir, late = run_spark(spec, options, out_dir, master, partitions, resume, quiet)
         config = spec.config()
         config["check_deadlock"] = options.check_deadlock
         config["stop_on_violation"] = options.stop_on_violation
@@ -135,6 +142,8 @@ def _build_group():
         click.echo(report_text(spec, result, run_dir, model=model), file=out)
         if as_json:
             click.echo(json.dumps(obj, sort_keys=False))
+        if late is not None:
+            raise late
         return EXIT_VIOLATION if result.violations else EXIT_OK
 
     return group

@@ -56,7 +56,7 @@ from checker import registry
 from checker.encoding import encode, encode_state
 from checker.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
                             check_memory, collision_probability, peak_memory_kb, resolve_view)
-from checker.errors import EngineEvaluationError, SpecError
+from checker.errors import EngineEvaluationError, KmcError, SpecError
 from checker import codec
 from checker.spark import levels, seen as seenruns, session as sparksession, tasks
 from checker.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
@@ -381,8 +381,8 @@ class SparkSearch:
         self.executor_info = answers
 
     def _job(self, what: str, fn):
-        """Run a Spark action; a failure after Spark's retries is one line."""
-        self._await_spark()
+        """Run a Spark action (or, Spark still starting, _InDriver's collect);
+        a failure after Spark's retries is one line."""
         try:
             return fn()
         except KeyboardInterrupt:
@@ -403,7 +403,11 @@ class SparkSearch:
         files = levels.part_files(level_path)
         if not files:
             raise SparkJobError(f"no level files in {level_path}")
-        self._await_spark()
+        if self._starter is not None:
+            # Spark is still starting, so every level so far ran in the
+            # driver (small ones): their look-ups run here too, and a result
+            # the driver finished does not wait for (or die with) the executors
+            return _InDriver([x for i, path in enumerate(files) for x in tasks.on_files(fn, i, [path])])
         return (self.spark.sparkContext.parallelize(files, len(files))
                 .mapPartitionsWithIndex(partial(tasks.on_files, fn)))
 
@@ -774,9 +778,26 @@ class SparkSearch:
     def run(self) -> CheckResult:
         try:
             return self._run()
+        except (SparkUnavailableError, ExecutorSetupError) as e:
+            raise self._failed_start(e) from None
         finally:
             if self._starter is not None:  # stopped before the executors were awaited
                 sys.setswitchinterval(self._switch_interval)
+
+    def _failed_start(self, e: KmcError) -> KmcError:
+        """Spark did not start. A new run's folder goes unless the driver
+        finished levels beyond the initial states meanwhile: those are kept
+        (resumable) and the message says so. A result the driver finished
+        alone rides on the error (e.result) for the CLI to write and show."""
+        if getattr(e, "result", None) is not None or self.resume is not None:
+            return e
+        done = levels.committed_levels(self.run_dir)
+        if len(done) <= 1:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+            return e
+        kept = type(e)(f"{e.one_line()}; the {len(done) - 1} levels the driver finished are kept: "
+                       f"go on with --resume {self.run_dir} --master <a working master>")
+        return kept
 
     def _run(self) -> CheckResult:
         totals = self._open_run()
@@ -815,8 +836,13 @@ class SparkSearch:
             check_memory(self.options.max_memory, L + 1, sum(totals.per_level_distinct),
                          f"the finished levels are kept: go on with --resume {self.run_dir} "
                          f"and a higher --max-memory (or none)")
-        self._await_spark()  # a run the driver finished alone still needs working executors
-        return self._result(totals)
+        result = self._result(totals)  # (Spark still starting: traces looked up in the driver)
+        try:
+            self._await_spark()  # a master asked for that does not work is an error all the same
+        except (SparkUnavailableError, ExecutorSetupError) as e:
+            e.result = result
+            raise
+        return result
 
     def _report(self, totals: _Totals, seconds: float, expanded: int, where: str = "driver") -> None:
         if self.progress is None:
@@ -897,6 +923,20 @@ class SparkSearch:
             peak_memory_kb=peak_memory_kb(),
             collision_probability=collision_probability(distinct, totals.generated, bits),
         )
+
+
+class _InDriver:
+    """Task outputs computed in the driver, with the two RDD methods the
+    look-ups use (SparkSearch._read while Spark is starting)."""
+
+    def __init__(self, items: list):
+        self.items = items
+
+    def map(self, f) -> "_InDriver":
+        return _InDriver([f(x) for x in self.items])
+
+    def collect(self) -> list:
+        return list(self.items)
 
 
 def check_spark(spec_or_config, options: CheckOptions | None = None, master: str | None = None,

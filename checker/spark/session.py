@@ -31,6 +31,11 @@ from checker.spark.errors import SparkUnavailableError
 
 DEFAULT_MASTER = "local[*,4]"  # every core, up to 4 attempts per task
 CONNECT_TIMEOUT_S = 10.0
+# A standalone master must take the application within this time. Spark's
+# own client retries for 60 s (3 x 20 s) and then fails with a Java stack
+# trace: a TCP listener that is not a Spark master must fail sooner, and
+# in one line.
+REGISTER_TIMEOUT_S = 15.0
 EXECUTOR_TIMEOUT_S = 60.0
 DRIVER_JIT_OPTS = os.environ.get("KMC_SPARK_DRIVER_JIT", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 
@@ -95,7 +100,7 @@ def check_java() -> str:
 
 # ---- master ----------------------------------------------------------------------
 
-def _in_thread(fn, timeout: float):
+def _in_thread(fn, timeout: float | None):
     box: dict = {}
 
     def run():
@@ -292,19 +297,33 @@ def get_session(master: str | None = None, log_dir: Path | None = None, conf: di
         finally:
             log.close()  # the JVM holds its own descriptor
         _Launched.log_path = log_path
-        sc = SparkContext(gateway=gateway, conf=sconf)
+        sc = _new_context(master, log_path, lambda: SparkContext(gateway=gateway, conf=sconf))
     else:
-        try:
-            sc = SparkContext(conf=sconf)
-        except Exception as e:  # noqa: BLE001
-            raise SparkUnavailableError(f"cannot start a SparkContext on {master}: "
-                                        f"{' '.join(str(e).split())[:300]}") from None
+        sc = _new_context(master, _Launched.log_path, lambda: SparkContext(conf=sconf))
     sc.setLogLevel("WARN")
     session = SparkSession(sc)
     _Launched.session = session
     _Launched.master = master
     _Launched.zips = set()
     return session
+
+
+def _new_context(master: str, log: Path | None, make):
+    """make() -> SparkContext, within REGISTER_TIMEOUT_S on a standalone
+    master (whose registration the constructor waits for); any failure is
+    one line."""
+    see = f" (Spark's log: {log})" if log else ""
+    timeout = REGISTER_TIMEOUT_S if master.startswith("spark://") else None
+    try:
+        return _in_thread(make, timeout)
+    except TimeoutError:
+        raise SparkUnavailableError(
+            f"{master} accepted a connection but took no Spark application within "
+            f"{REGISTER_TIMEOUT_S:.0f} s: is it a Spark standalone master (usually port 7077)?{see}") from None
+    except Exception as e:  # noqa: BLE001 - Py4JJavaError and friends: their first line
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise SparkUnavailableError(f"cannot start a SparkContext on {master}: "
+                                    f"{' '.join(first.split())[:300]}{see}") from None
 
 
 def log_path() -> Path | None:

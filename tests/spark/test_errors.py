@@ -71,3 +71,73 @@ def test_executors_that_cannot_build_the_model(spark, tmp_path):
         assert e.value.exit_code == 2 and "\n" not in e.value.one_line()
     finally:
         MODELS.pop("driver-only-jugs", None)
+
+
+class _Listener:
+    """A plain TCP listener on 127.0.0.1 that accepts and never answers: it
+    stands in for a master URL that is not a Spark master."""
+
+    def __init__(self):
+        import socket
+        import threading
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.conns: list = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        try:
+            while True:
+                self.conns.append(self.sock.accept()[0])
+        except OSError:
+            pass
+
+    def close(self):
+        for c in self.conns:
+            c.close()
+        self.sock.close()
+
+
+@pytest.fixture
+def not_a_master():
+    listener = _Listener()
+    yield f"spark://127.0.0.1:{listener.port}"
+    listener.close()
+
+
+def test_a_tcp_listener_that_is_not_a_master_keeps_the_drivers_result(tmp_path, not_a_master):
+    """The driver finishes diehard (a violation at 6 steps) while Spark
+    starts; the master never takes the application: exit 2, one line, and
+    the result is written and shown all the same (its trace too)."""
+    proc = run_cli([DIEHARD, "--master", not_a_master, "--out", str(tmp_path)], timeout=120)
+    assert proc.returncode == 2
+    line = _one_error_line(proc)
+    assert "took no Spark application" in line and "is it a Spark standalone master" in line
+    assert "Invariant NotSolved is violated after 6 steps." in proc.stdout
+    runs = list((tmp_path / "toy-diehard").iterdir())
+    assert len(runs) == 1 and (runs[0] / "summary.json").is_file()
+    assert (runs[0] / "trace-NotSolved.txt").is_file()
+
+
+def test_a_failed_start_leaves_no_orphan_run_folder(tmp_path):
+    """Nothing done (the master is refused at once): no run folder is left."""
+    proc = run_cli([DIEHARD, "--master", "spark://127.0.0.1:1", "--out", str(tmp_path)], timeout=90)
+    assert proc.returncode == 2
+    _one_error_line(proc)
+    left = list((tmp_path / "toy-diehard").iterdir()) if (tmp_path / "toy-diehard").exists() else []
+    assert left == []
+
+
+def test_levels_the_driver_finished_stay_resumable(tmp_path, not_a_master):
+    """A search the driver could not finish alone: its finished levels are
+    kept, and the one line says how to go on."""
+    spec = str(ROOT / "specs" / "kraft-kip966-reference.toml")
+    proc = run_cli([spec, "--master", not_a_master, "--out", str(tmp_path), "--depth", "11"], timeout=180)
+    assert proc.returncode == 2
+    line = _one_error_line(proc)
+    assert "took no Spark application" in line and "levels the driver finished are kept" in line
+    run = next((tmp_path / "kraft-kip966-reference").iterdir())
+    assert f"--resume {run}" in line
+    assert (run / "levels" / "level-00001" / "stats.json").is_file()
