@@ -256,6 +256,7 @@ def get_session(master: str | None = None, log_dir: Path | None = None, conf: di
 
     if master is not None:
         check_master(master)  # before anything is stopped or launched
+    _quiet_py4j()
     current = active_session()
     if current is not None:
         try:
@@ -306,6 +307,19 @@ def get_session(master: str | None = None, log_dir: Path | None = None, conf: di
     _Launched.master = master
     _Launched.zips = set()
     return session
+
+
+def _quiet_py4j() -> None:
+    """A Ctrl-C during a py4j call is logged by py4j as an ERROR with a
+    traceback, on the root logger (which logging then sets up to print on
+    stderr); kmc says "interrupted" in one line instead. kmc itself does
+    not log: the root logger gets a handler that drops what reaches it."""
+    import logging
+    root = logging.getLogger()
+    if not root.handlers:
+        root.addHandler(logging.NullHandler())
+    for name in ("py4j", "py4j.java_gateway", "py4j.clientserver"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _new_context(master: str, log: Path | None, make):

@@ -141,3 +141,35 @@ def test_levels_the_driver_finished_stay_resumable(tmp_path, not_a_master):
     run = next((tmp_path / "kraft-kip966-reference").iterdir())
     assert f"--resume {run}" in line
     assert (run / "levels" / "level-00001" / "stats.json").is_file()
+
+
+def test_ctrl_c_under_spark_is_one_line(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it)
+    while the executors run a level: "kmc: interrupted", exit 130, no py4j
+    traceback; the finished levels stay."""
+    import signal
+    import subprocess
+    import time
+    from spark_helpers import kmc_spark_command
+    spec = str(ROOT / "specs" / "kraft-kip966-reference.toml")
+    proc = subprocess.Popen(kmc_spark_command() + [spec, "--master", LOCAL_MASTER, "--out", str(tmp_path)],
+                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines = []
+    try:
+        for line in proc.stderr:
+            lines.append(line)
+            if "level 9:" in line:
+                break
+        time.sleep(2)  # level 10 is on the executors now
+        os.killpg(proc.pid, signal.SIGINT)
+        _, rest = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    err = "".join(lines) + rest
+    assert proc.returncode == 130, err
+    assert "kmc: interrupted" in err
+    assert "Traceback" not in err and "ERROR:root" not in err and "py4j" not in err
+    run = next((tmp_path / "kraft-kip966-reference").iterdir())
+    assert (run / "levels" / "level-00009" / "stats.json").is_file()
