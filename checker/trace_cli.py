@@ -5,9 +5,9 @@
     kmc trace html RUN_DIR [--property NAME] [-o FILE]   the page (RUN_DIR/trace-P.html by default)
 
 RUN_DIR is a run folder (results/<spec>/<run-id>/) or a spec's results folder
-(results/<spec>/: its newest run). The states are rebuilt from the run's
-trace-P.json with the model of its summary.json, then rendered by the
-model's current trace view. Bad input (no such folder, no counterexample,
+(results/<spec>/: its newest run with a counterexample, named on stderr). The
+states are rebuilt from the run's trace-P.json with the model of its
+summary.json, then rendered by the model's current trace view. Bad input (no such folder, no counterexample,
 unknown property) is one line on stderr and exit 2.
 
 Registered by checker/cli.py: `cli.add_command(trace)` (see register()).
@@ -30,7 +30,10 @@ _PROPERTY = click.option("--property", "-p", "prop", metavar="NAME",
 
 
 def _load(run_dir: Path, prop: str | None):
-    run = traces.open_run(run_dir)
+    picked, which = traces.pick_run(run_dir)
+    if which is not None:
+        click.echo(f"kmc: {picked}: {which}", err=True)
+    run = traces.open_run(picked)
     name = run.pick(prop)
     return run, name, run.trace(name)
 

@@ -105,17 +105,30 @@ class Run:
 
 
 def find_run_dir(path: Path) -> Path:
-    """RUN_DIR itself, or - given results/<spec>/ - its newest run."""
+    """RUN_DIR itself, or - given results/<spec>/ - its newest run that has
+    a counterexample (else its newest run). Run ids sort by time."""
+    return pick_run(path)[0]
+
+
+def pick_run(path: Path) -> tuple[Path, str | None]:
+    """(run folder, None when RUN_DIR was one; else which of the spec's runs
+    was picked, in words)."""
     path = Path(path)
     if not path.exists():
         raise SpecError(f"run folder not found: {path}")
     if (path / "summary.json").is_file():
-        return path
+        return path, None
     runs = sorted(p for p in path.iterdir() if p.is_dir() and (p / "summary.json").is_file()
                   and not p.name.startswith(".")) if path.is_dir() else []
     if not runs:
         raise SpecError(f"{path} is not a run folder (no summary.json) and holds no run")
-    return runs[-1]
+    with_trace = [p for p in runs if any(p.glob("trace-*.json"))]
+    if not with_trace:
+        return runs[-1], f"the newest of {len(runs)} runs (none has a counterexample)"
+    newer = len(runs) - 1 - runs.index(with_trace[-1])
+    return with_trace[-1], ("the newest run, with a counterexample" if not newer else
+                            f"the newest run with a counterexample ({newer} newer "
+                            f"run{'s' if newer > 1 else ''} without)")
 
 
 def open_run(path: Path) -> Run:
