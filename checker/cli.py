@@ -256,6 +256,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     except OSError as e:
         raise SpecError(f"cannot write results under {out_dir}: {e}") from None
     obj["results_dir"] = str(run_dir)
+    for error in obj.get("render_errors", ()):  # the run is kept; a page or the ITF is missing
+        click.echo(f"kmc: warning: not rendered: {error}", err=True)
     obj["expect_sometimes_unreached"] = [n for n in spec.expect.get("sometimes", ())
                                          if result.sometimes.get(n) is None]
     click.echo(report_text(spec, result, run_dir, model=model), file=out)

@@ -111,7 +111,8 @@ def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult
     trace view renders the counterexamples.
 
     A view that fails to render a page or the ITF does not lose the run: the
-    error is recorded in summary.json under "render_errors"."""
+    error is recorded in summary.json under "render_errors" (and in
+    summary_obj, for the caller to show)."""
     from checker import traces
     from checker.report import run_report
 
@@ -149,7 +150,7 @@ def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult
         except Exception as e:
             errors.append(f"report.html: {type(e).__name__}: {e}")
         if errors:
-            summary_obj = {**summary_obj, "render_errors": errors}
+            summary_obj["render_errors"] = errors
         write_atomic(tmp_dir / "summary.json", json.dumps(summary_obj, indent=1) + "\n")
         os.replace(tmp_dir, final)
     except BaseException:

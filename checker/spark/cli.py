@@ -89,7 +89,10 @@ def write_run_into(run_dir: Path, summary_obj: dict, result: CheckResult, model=
     run_dir = Path(run_dir)
     staging = Path(tempfile.mkdtemp(dir=run_dir, prefix=".results-"))
     try:
-        made = write_run(staging, "run", {**summary_obj, "run_id": run_dir.name}, result, model=model)
+        obj = {**summary_obj, "run_id": run_dir.name}
+        made = write_run(staging, "run", obj, result, model=model)
+        if "render_errors" in obj:
+            summary_obj["render_errors"] = obj["render_errors"]
         files = sorted(made.iterdir(), key=lambda f: f.name == "summary.json")
         for f in files:
             os.replace(f, run_dir / f.name)
