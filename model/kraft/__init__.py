@@ -19,7 +19,14 @@ producer, faults (shutdowns), network, messages, state (shared layout),
 config (constants, variants, ASSUMEs), model (Init/Next: KraftModel).
 
 Quirks of the reference reproduced on purpose (a later variant may fix them;
-each fix changes the state space, so it must be a new variant, not an edit):
+each fix changes the state space, so it must be a new variant or a constant,
+not an edit). The constant ReferenceQuirks (every variant) keeps quirks 5 and
+6 while true - its default, the documented exception to "defaults are the
+faithful behaviour", so that kmc stays TLC's state for state - and fixes
+them when false (WriteRecordToLeader as Kafka's appendRecordsToLeader: the
+append, then the HWM over the new log end), which lifts the evaluation error
+of quirk 18 that otherwise stops every configuration with MinISR = 1, two
+or more values and a way for the ISR to shrink to the leader alone:
 1. A lossy shutdown (DataLossShutdown / UncleanShutdown) loses the whole
    partition log and LESO, not just an unflushed tail. Fix: keep a
    nondeterministic prefix (or the HWM-flushed prefix) of the log.
@@ -35,11 +42,14 @@ each fix changes the state space, so it must be a new variant, not an edit):
 5. GetCommitOffset's first CASE arm tests the replica's *current* LEO, not
    its `leo` argument: the first write to an empty log never advances the
    HWM in the same step, even with MinISR = 1 and a sole-member ISR.
+   (ReferenceQuirks = false: fixed, the HWM is computed over the new log.)
 6. WriteRecordToLeader's ack bookkeeping reads the pre-write log, inv_sent
    and aux_flo: the value written is never acknowledged in its own step; if
    the HWM could pass the old log end there (MinISR = 1, sole-member ISR, a
    second value), SubSeq / LogEntry leave their domain and, as TLC would
-   stop, we raise EvaluationError.
+   stop, we raise EvaluationError. (ReferenceQuirks = false: fixed, the
+   bookkeeping reads the log with the new record, which a sole-member ISR
+   commits and acknowledges in its own write, as Kafka does.)
 7. Leadership changes (BecomeLeaderInNewEpoch, RemainLeader, AlterPartition
    responses) recompute the HWM from the pre-step follower state, before the
    follower state is reset.
@@ -79,7 +89,8 @@ each fix changes the state space, so it must be a new variant, not an edit):
 18. Where TLC would stop with an evaluation error we raise EvaluationError
    naming the action and the state: e.g. Values {A, B}, MinISR 1 and one
    fence reach quirk 6 (WriteRecordToLeader's SubSeq) at the 4th step, so
-   the reference cannot be model-checked with those constants.
+   the reference cannot be model-checked with those constants (kmc can,
+   with ReferenceQuirks = false: specs/kraft-*-quirks-fixed*.toml).
 
 Storage variants (beyond the reference; model/kraft/storage.py, recovery.py),
 a refinement of seed 000 section 5 that leaves kip966 / v3_5 untouched:
@@ -92,7 +103,8 @@ a refinement of seed 000 section 5 that leaves kip966 / v3_5 untouched:
   for the Unclean Exclusion property. kip966_storage adds unclean recovery
   (UncleanRecoveryStrategy: balanced | proactive | manual) with
   GetReplicaLogInfo messages. The state is KraftStorageState: KraftState's 23
-  variables, then 5 more. Quirks 3-18 are kept.
+  variables, then 5 more. Quirks 3-18 are kept (5 and 6 unless
+  ReferenceQuirks = false).
 
 The reference's VIEW (all variables but messages_discard and aux_*) is
 offered as the view "reference"; counts under a view depend on exploration

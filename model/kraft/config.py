@@ -30,11 +30,21 @@ _COMMON_TAIL = (
 # not of the reference: seeded bugs for quality tests (model/kraft/mutants.py)
 _MUTANTS = Constant("Mutants", (list, str), [],
                     "seeded protocol bugs to switch on, by name (model/kraft/mutants.py); [] = none")
+# not of the reference: the documented exception to "defaults are faithful" -
+# its default (true) is the reference's behaviour, so that kmc stays TLC's
+# state for state; false is what Kafka does (model/kraft/__init__.py, quirks 5, 6, 18)
+_REFERENCE_QUIRKS = Constant(
+    "ReferenceQuirks", bool, True,
+    "true (default, for conformance with the reference TLA+ spec): keep the reference's "
+    "quirks 5 and 6 - WriteRecordToLeader commits, acks and consumes against the pre-write "
+    "log, so the first record never commits in its write and, with MinISR = 1 and two or "
+    "more values, the model stops with an evaluation error (quirk 18); false: fixed as Kafka "
+    "does - the append, then the HWM over the new log end (a sole-member ISR commits it at once)")
 
 KIP966_CONSTANTS = _COMMON_HEAD + (
     Constant("NoDataLossShutdownLimit", int, 0, "shutdowns that keep the log (clean or not)"),
     Constant("DataLossShutdownLimit", int, 1, "shutdowns that lose the whole log"),
-) + _COMMON_TAIL + (_MUTANTS,)
+) + _COMMON_TAIL + (_MUTANTS, _REFERENCE_QUIRKS)
 
 V3_5_CONSTANTS = _COMMON_HEAD + (
     Constant("CleanShutdownLimit", int, 0, "clean shutdowns (log kept)"),
@@ -42,7 +52,7 @@ V3_5_CONSTANTS = _COMMON_HEAD + (
 ) + _COMMON_TAIL + (
     Constant("AvoidLastReplicaStanding", bool, True,
              "disable an unclean shutdown of the sole ISR member (avoids the LRS data loss)"),
-    _MUTANTS,
+    _MUTANTS, _REFERENCE_QUIRKS,
 )
 
 
@@ -79,8 +89,9 @@ _STORAGE_TAIL = (
              "how many times the controller may fence a running broker (a missed heartbeat); "
              "fencing a crashed broker (its session timing out) is free"),
 ) + _COMMON_TAIL[1:]
-KIP966_STORAGE_CONSTANTS = _COMMON_HEAD + _STORAGE + _STORAGE_TAIL + _RECOVERY + (_MUTANTS,)
-V3_5_STORAGE_CONSTANTS = _COMMON_HEAD + _STORAGE + _STORAGE_TAIL + (_MUTANTS,)
+KIP966_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL + _RECOVERY
+                            + (_MUTANTS, _REFERENCE_QUIRKS))
+V3_5_STORAGE_CONSTANTS = _COMMON_HEAD + _STORAGE + _STORAGE_TAIL + (_MUTANTS, _REFERENCE_QUIRKS)
 # constants that only mean something under one flush policy
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
 _STR_CHOICES = {"FlushPolicy": FLUSH_POLICIES, "UncleanRecoveryStrategy": RECOVERY_STRATEGIES}
@@ -224,4 +235,6 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
                     f"(FlushPolicy is {cfg['FlushPolicy']!r})")
     if not cfg["Mutants"]:  # the reference protocol: its constants, as its .cfg lists them
         del cfg["Mutants"]
+    if cfg["ReferenceQuirks"]:  # likewise: the reference's own behaviour is not a constant of its .cfg
+        del cfg["ReferenceQuirks"]
     return v, cfg

@@ -83,6 +83,8 @@ class KraftModel:
         self.leader_shrink_isr_limit = cfg["LeaderShrinkIsrLimit"]
         self.reassignment_limit = cfg["ReassignmentLimit"]
         self.mutant = mutant_flags(cfg.get("Mutants", ()))  # seeded bugs (mutants.py)
+        # quirks 5 and 6 of the reference kept (the default) or fixed (config.py)
+        self.reference_quirks = cfg.get("ReferenceQuirks", True)
 
         # shared immutable values (identity reuse keeps successors cheap)
         self.blank_replica = PeerReplicaState(None, 0)
