@@ -18,7 +18,7 @@ import click
 from checker import registry
 from checker.engine import CheckOptions, CheckResult, check as run_check
 from checker.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
-from checker.render import trace_text
+from checker.render import steps, trace_text
 from checker.results import new_run_id, summary, write_run
 from checker.spec import UNSET, load_spec, parse_sets
 from checker.spark.cli import add_spark_options
@@ -32,7 +32,16 @@ def _err(message: str) -> None:
 
 
 class KmcGroup(click.Group):
-    """Turns every error into one line on stderr and its exit code."""
+    """Turns every error into one line on stderr and its exit code; lists
+    the commands with their whole first sentence."""
+
+    def format_commands(self, ctx, formatter) -> None:
+        rows = [(name, cmd.get_short_help_str(limit=300))
+                for name, cmd in ((n, self.get_command(ctx, n)) for n in self.list_commands(ctx))
+                if cmd is not None and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
@@ -116,10 +125,19 @@ def default_max_memory(fraction: float = 0.85) -> int | None:
     return None
 
 
-@click.group(cls=KmcGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=KmcGroup, invoke_without_command=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option("0.1.0", prog_name="kmc")
-def cli() -> None:
-    """kmc: an explicit-state, TLA+-style model checker for Kafka replication protocols."""
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """kmc: an explicit-state, TLA+-style model checker for Kafka replication protocols.
+
+    \b
+    Shell completion (in ~/.bashrc; zsh_source and fish_source alike):
+      eval "$(_KMC_COMPLETE=bash_source kmc)"
+    """
+    if ctx.invoked_subcommand is None:  # bare `kmc`: its help
+        click.echo(ctx.get_help())
 
 
 def _progress_printer(info: dict) -> None:
@@ -129,21 +147,23 @@ def _progress_printer(info: dict) -> None:
                f"{info['elapsed_s']:.0f}s", err=True)
 
 
-def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> str:
-    """The TLC-like human report (the model, when given, picks its trace view)."""
+def report_text(spec, result: CheckResult, run_dir: Path | None, model=None,
+                total_s: float | None = None) -> str:
+    """The TLC-like human report (the model, when given, picks its trace view).
+    total_s: the command's time from its start (set-up included)."""
     from checker.liveness.report import liveness_lines, violation_text
     lines = []
     for v in result.violations:
         lines.append(violation_text(v, model) or trace_text(v.property, v.trace, model=model))
     if result.outcome == "pass":
-        bound = "" if result.exhausted else f" (within {result.max_depth} steps)" \
+        bound = "" if result.exhausted else f" (within {steps(result.max_depth)})" \
             if result.max_depth is not None else ""
         lines.append(f"Model checking completed{bound}. No error has been found.")
     lines.append("  Estimate of the probability that two distinct states had the same "
                  f"fingerprint (TLC's optimistic): {result.collision_probability:.2g}")
     lines.append(f"{result.generated:,} states generated, {result.distinct:,} distinct states found, "
                  f"{result.states_left:,} states left on queue.")
-    lines.append(f"Depth: {result.depth} steps; distinct states per level: {result.per_level_distinct}")
+    lines.append(f"Depth: {steps(result.depth)}; distinct states per level: {result.per_level_distinct}")
     width = max((len(n) for n in result.per_action_generated), default=0)
     lines.append("Coverage (action: generated / distinct):")
     for name, gen in result.per_action_generated.items():
@@ -151,14 +171,16 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> 
     lines.extend(liveness_lines(result))
     expected = set((spec.expect or {}).get("sometimes", ())) if spec is not None else set()
     for name, d in result.sometimes.items():
-        lines.append(f"Sometimes {name}: " + (f"witnessed after {d} steps" if d is not None
+        lines.append(f"Sometimes {name}: " + (f"witnessed after {steps(d)}" if d is not None
                                               else "NEVER witnessed")
                      + (" (expected: expect.sometimes)" if name in expected else ""))
     for name in sorted(expected):
         if result.sometimes.get(name) is None:
             lines.append(f"Expected witness {name} was never reached: the fault it shows did not "
                          f"happen, so this verdict may be vacuous (kmc regress fails the spec).")
-    lines.append(f"Finished in {result.wall_time:.2f}s: {result.generated_per_second:,.0f} generated/s, "
+    took = (f"{total_s:.2f}s ({total_s - result.wall_time:.2f}s set-up, {result.wall_time:.2f}s search)"
+            if total_s is not None else f"{result.wall_time:.2f}s")
+    lines.append(f"Finished in {took}: {result.generated_per_second:,.0f} generated/s, "
                  f"{result.distinct_per_second:,.0f} distinct/s, peak memory {result.peak_memory_kb / 1024:,.0f} MiB "
                  f"({result.bytes_per_state:,} bytes/state).")
     if run_dir is not None:
@@ -191,11 +213,17 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None) -> 
 @click.option("--property", "temporal", multiple=True, metavar="NAME",
               help="Check this temporal property (repeatable; replaces the spec's `properties`), "
                    "under the spec's fairness (default: the model's reference fairness).")
+@click.option("--invariant", "-i", "invariants", multiple=True, metavar="NAME",
+              help="Check this invariant (repeatable; replaces the spec's `invariants`; "
+                   "the model's witnesses are still checked). `kmc list MODEL` names them.")
 def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
-              as_json: bool, quiet: bool, max_memory, master, partitions, resume, temporal) -> int:
+              as_json: bool, quiet: bool, max_memory, master, partitions, resume, temporal,
+              invariants) -> int:
     """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
+    import time
     from checker.liveness import config as liveness_config
-    spec = load_spec(spec_path, parse_sets(sets), depth=depth)
+    started = time.perf_counter()
+    spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants))
     if temporal:
         spec.properties = list(temporal)
     liveness = liveness_config.validate(spec, str(spec_path))
@@ -260,7 +288,9 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         click.echo(f"kmc: warning: not rendered: {error}", err=True)
     obj["expect_sometimes_unreached"] = [n for n in spec.expect.get("sometimes", ())
                                          if result.sometimes.get(n) is None]
-    click.echo(report_text(spec, result, run_dir, model=model), file=out)
+    total_s = time.perf_counter() - started
+    obj["total_time_s"] = round(total_s, 3)
+    click.echo(report_text(spec, result, run_dir, model=model, total_s=total_s), file=out)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
     if engine == "spark" and spark_error is not None:
@@ -268,10 +298,38 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     return EXIT_VIOLATION if result.violations else EXIT_OK
 
 
+def _model_listing(name: str, defn) -> dict:
+    """One model as plain data: variants, each with its constants, properties and views."""
+    out: dict = {"model": name, "doc": defn.doc, "variants": []}
+    for variant, constants in defn.variants.items():
+        entry: dict = {"variant": variant,
+                       "constants": [{"name": c.name, "type": registry.type_name(c.type),
+                                      "default": c.default, "doc": c.doc} for c in constants]}
+        try:
+            model, props = registry.build(name, variant, {})
+        except (KmcError, ModelConfigError) as e:
+            entry["error"] = f"cannot build with the defaults: {' '.join(str(e).split())}"
+        else:
+            entry["properties"] = [{"name": p.name, "kind": p.kind, "doc": p.doc} for p in props]
+            entry["views"] = {v: list(vs) for v, vs in (getattr(model, "views", None) or {}).items()}
+        out["variants"].append(entry)
+    return out
+
+
 @cli.command("list")
-def list_cmd() -> int:
-    """The models, their variants, constants and properties."""
-    for name, defn in registry.models().items():
+@click.argument("model_name", metavar="[MODEL]", required=False)
+@click.option("--json", "as_json", is_flag=True, help="The listing as one JSON object on stdout.")
+def list_cmd(model_name: str | None, as_json: bool) -> int:
+    """The models (or MODEL): variants, constants, properties and views."""
+    models = registry.models()
+    if model_name is not None:
+        registry.model_def(model_name)  # unknown: one line, exit 2
+        models = {model_name: models[model_name]}
+    if as_json:
+        listing = [_model_listing(n, d) for n, d in models.items()]
+        click.echo(json.dumps({"models": listing}, indent=1, default=str))
+        return EXIT_OK
+    for name, defn in models.items():
         click.echo(f"{name}: {defn.doc}")
         for variant, constants in defn.variants.items():
             click.echo(f"  variant {variant}")

@@ -20,6 +20,11 @@ from typing import Any, Sequence
 from checker.encoding import encode, encode_state, parts_to_bytes
 
 
+def steps(n: int) -> str:
+    """'1 step', '6 steps' (every report says it this way)."""
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
 def _is_namedtuple(v: Any) -> bool:
     return isinstance(v, tuple) and hasattr(v, "_fields")
 
@@ -110,9 +115,9 @@ def trace_text(property_name: str, trace: list, header: str = "", model: Any = N
         from checker.views import view_for
         return view_for(model).text(property_name, trace, header)
     if not header:
-        steps = len(trace) - 1
-        header = (f"Deadlock reached after {steps} steps." if property_name == "Deadlock"
-                  else f"Invariant {property_name} is violated after {steps} steps.")
+        n = steps(len(trace) - 1)
+        header = (f"Deadlock reached after {n}." if property_name == "Deadlock"
+                  else f"Invariant {property_name} is violated after {n}.")
     lines = [header, ""]
     prev = None
     for i, (action, state) in enumerate(trace):

@@ -13,6 +13,7 @@ import html
 import json
 from typing import Any
 
+from checker.render import steps
 from checker.traces import file_names
 
 
@@ -126,14 +127,14 @@ def run_report(summary: dict) -> str:
     if outcome == "violation" and violations:
         first = violations[0]
         verdict = (f'<span class="badge violation">VIOLATION</span> {_esc(first["property"])} '
-                   f'after {first["depth"]} steps')
+                   f'after {steps(first["depth"])}')
         if len(violations) > 1:
             verdict += f" (and {len(violations) - 1} more)"
     else:
         if summary.get("exhausted"):
             bound = "every reachable state explored"
         elif config.get("depth") is not None:
-            bound = f"within {config['depth']} steps"
+            bound = f"within {steps(config['depth'])}"
         else:
             bound = "search stopped"
         verdict = f'<span class="badge pass">PASS</span> no property violated ({_esc(bound)})'
@@ -160,7 +161,7 @@ def run_report(summary: dict) -> str:
         out.append("<h2>Counterexamples</h2><ul>")
         for v in violations:
             names = file_names(v["property"])
-            out.append(f'<li><b>{_esc(v["property"])}</b> after {v["depth"]} steps: '
+            out.append(f'<li><b>{_esc(v["property"])}</b> after {steps(v["depth"])}: '
                        f'<a href="{_esc(names["html"])}">page</a>, <a href="{_esc(names["text"])}">text</a>, '
                        f'<a href="{_esc(names["itf"])}">ITF</a>, <a href="{_esc(names["json"])}">JSON</a>'
                        f'<br><span class="muted">{_esc(" -> ".join(v.get("actions", [])))}</span></li>')
@@ -184,7 +185,7 @@ def run_report(summary: dict) -> str:
         out.append("<h2>Sometimes (reachability witnesses)</h2><ul>")
         for pname, w in sometimes.items():
             if w.get("witnessed"):
-                out.append(f"<li><code>{_esc(pname)}</code>: witnessed after {w.get('depth')} steps</li>")
+                out.append(f"<li><code>{_esc(pname)}</code>: witnessed after {steps(w.get('depth'))}</li>")
             else:
                 out.append(f"<li><code>{_esc(pname)}</code>: <span class='flag'>never witnessed</span></li>")
         out.append("</ul>")

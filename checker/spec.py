@@ -166,9 +166,11 @@ def keep_witnesses(props: list[Property], names: list[str] | None,
     return list(dict.fromkeys([*names, *kept, *expected]))
 
 
-def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET) -> Spec:
+def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET,
+              invariants: list[str] | None = None) -> Spec:
     """Read and validate a spec. overrides: constants set on the command line
-    (--set); depth: None = no bound, an int = that bound, UNSET = the spec's."""
+    (--set); depth: None = no bound, an int = that bound, UNSET = the spec's;
+    invariants: names picked on the command line (-i), instead of the spec's."""
     path = Path(path)
     data = read_toml(path, "spec")
     unknown = [k for k in data if k not in TOP_LEVEL_KEYS]
@@ -184,6 +186,8 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         _type_check(f"{path}: description", data["description"], str, "a string")
     constants = data.get("constants", {})
     _type_check(f"{path}: [constants]", constants, dict, "a table")
+    if invariants:
+        data = {**data, "invariants": list(invariants)}
     invariants = data.get("invariants")
     if invariants is not None:
         _type_check(f"{path}: invariants", invariants, list, "a list of property names")

@@ -189,8 +189,10 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
     a temporal property's counterexample (checker/liveness/lasso.py):
     {"loop": index of the state the cycle returns to, "headline", "instance",
     "structure"}; the cycle's rows are marked and no step is "the" bad one."""
+    from checker.render import steps as n_steps
     meta = dict(meta or {})
     steps = len(trace) - 1
+    took = n_steps(steps)
     why = view.explain(prop, trace)
     columns = view.columns()
     bad_cols = why.columns if why is not None else set()
@@ -199,11 +201,11 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
     arrows = view.arrows(trace)
     actors = [None] + [view.actor_lane(a) for a, _ in trace[1:]]
 
-    head_title = (f"Deadlock after {steps} steps" if prop == "Deadlock"
-                  else f"{prop} violated after {steps} steps")
+    head_title = (f"Deadlock after {took}" if prop == "Deadlock"
+                  else f"{prop} violated after {took}")
     if lasso is not None:
         why = Explanation(lasso.get("headline", ""), set())
-        head_title = f"{prop} violated: a lasso of {steps} steps"
+        head_title = f"{prop} violated: a lasso of {took}"
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>kmc: {_esc(head_title)}{' - ' + _esc(meta['spec_name']) if meta.get('spec_name') else ''}</title>",
@@ -214,9 +216,9 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
         out.append(f'<h1><span class="prop">{_esc(prop)}</span>{_esc(inst)} violated: '
                    f'{_esc(lasso.get("structure", ""))}</h1>')
     elif prop == "Deadlock":
-        out.append(f"<h1>Deadlock after {steps} steps</h1>")
+        out.append(f"<h1>Deadlock after {took}</h1>")
     else:
-        out.append(f'<h1><span class="prop">{_esc(prop)}</span> violated after {steps} steps</h1>')
+        out.append(f'<h1><span class="prop">{_esc(prop)}</span> violated after {took}</h1>')
     if why is not None and why.text:
         out.append(f'<p class="explain" id="explain">{_esc(why.text)}</p>')
     doc = view.property_doc(prop)

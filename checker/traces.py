@@ -19,7 +19,7 @@ from typing import Any
 from checker import itf, registry
 from checker.encoding import decode_state
 from checker.errors import KmcError, SpecError
-from checker.render import to_json
+from checker.render import steps as n_steps, to_json
 from checker.trace_html import trace_page
 from checker.views import view_for
 from model.base import Action, ModelConfigError
@@ -50,7 +50,7 @@ def itf_meta(summary: dict | None, prop: str, trace: list) -> dict:
     config = (summary or {}).get("config", {})
     meta: dict[str, Any] = {
         "source": config.get("spec") or "",
-        "description": f"kmc counterexample: {prop} violated after {len(trace) - 1} steps",
+        "description": f"kmc counterexample: {prop} violated after {n_steps(len(trace) - 1)}",
         "generator": "kmc",
         "property": prop,
     }

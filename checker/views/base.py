@@ -81,10 +81,11 @@ class TraceView:
         return [f"{n} = {render_value(b)}" for n, a, b in zip(self.names(state), prev, state) if a != b]
 
     def header(self, prop: str, trace: list) -> str:
-        steps = len(trace) - 1
+        from checker.render import steps
+        n = steps(len(trace) - 1)
         if prop == "Deadlock":
-            return f"Deadlock reached after {steps} steps."
-        return f"Invariant {prop} is violated after {steps} steps."
+            return f"Deadlock reached after {n}."
+        return f"Invariant {prop} is violated after {n}."
 
     def text(self, prop: str, trace: list, header: str = "") -> str:
         """The readable counterexample: the initial state in full, then each
