@@ -1,0 +1,78 @@
+"""TLC's liveness verdicts (data/kraft-tlc-liveness.json, see data/PROVENANCE.md)
+equal kmc's: every property of the reference's LIVENESS section, on small
+configurations of both variants, under the reference's Liveness (weak
+fairness of eleven actions per broker) and under it less one action. Where
+TLC finds a violation kmc finds one too, and kmc's lasso is a behaviour of
+the model (every step one of its successors, the cycle closing) whose cycle
+is fair and which violates the property (checked through the model alone,
+tests/liveness/lasso_check.py). Where TLC says the property holds, kmc's
+graph has TLC's number of states (the whole state space)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from checker import registry
+from checker.engine import CheckOptions
+from checker.liveness.config import LivenessConfig, parse_fairness, temporal_of
+from checker.liveness.run import check_liveness
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "liveness"))
+from lasso_check import check_lasso  # noqa: E402
+
+DATA = Path(__file__).parent / "data" / "kraft-tlc-liveness.json"
+
+
+def _rows() -> list[dict]:
+    with open(DATA) as f:
+        return json.load(f)
+
+
+def _groups() -> dict:
+    """Rows by (configuration, fairness): one kmc run checks them all."""
+    groups: dict = {}
+    for row in _rows():
+        key = (row["name"], json.dumps(row["fairness"]))
+        groups.setdefault(key, []).append(row)
+    return groups
+
+
+GROUPS = _groups()
+
+
+def test_the_file_covers_both_variants_and_both_fairness_kinds():
+    rows = _rows()
+    assert {r["variant"] for r in rows} == {"kip966", "v3_5"}
+    assert any(r["fairness"] == "reference" for r in rows)
+    assert any(isinstance(r["fairness"], list) for r in rows)
+    assert any(r["verdict"] == "violated" for r in rows)
+
+
+def _id(key) -> str:
+    name, fairness = key
+    return name + ("" if json.loads(fairness) == "reference" else "-listed-fairness")
+
+
+@pytest.mark.parametrize("key", list(GROUPS), ids=_id)
+def test_verdicts_equal_tlc(key):
+    rows = GROUPS[key]
+    first = rows[0]
+    model, _ = registry.build("kraft", first["variant"], first["constants"])
+    temporal = temporal_of(model)
+    fairness_spec = first["fairness"]
+    fairness = parse_fairness(None if fairness_spec == "reference" else fairness_spec, model)
+    names = [r["property"] for r in rows]
+    config = LivenessConfig([temporal[n] for n in names], fairness, fairness_spec)
+    result = check_liveness(model, [], config, CheckOptions())
+    assert result.liveness["checked"]
+    lassos = {v.property: v for v in result.violations}
+    for row in rows:
+        got = result.liveness["properties"][row["property"]]["verdict"]
+        assert got == row["verdict"], (row["name"], row["property"])
+        if row["verdict"] == "holds":
+            assert result.distinct == row["distinct"]
+        else:
+            check_lasso(model, lassos[row["property"]], temporal[row["property"]], fairness)
