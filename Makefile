@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 # `kmc regress` runs this many specs at once (default: one per core) and fails
 # a spec still running after REGRESS_TIMEOUT seconds.
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
-REGRESS_TIMEOUT ?= 1200
+REGRESS_TIMEOUT ?= 1500
 
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.kmc-installed

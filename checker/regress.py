@@ -414,7 +414,8 @@ def markdown_tables(root: Path, groups: list[str] | None = None) -> str:
             try:
                 rows.append(table_row(p, root))
             except (KmcError, ModelConfigError) as e:
-                raise SpecError(f"{p}: {' '.join(str(e).split())}") from None
+                text = " ".join(str(e).split())
+                raise SpecError(text if text.startswith(str(p)) else f"{p}: {text}") from None
         label = f"{root.name}/{g}/" if (root / g).is_dir() else f"{root.name}/{g}-*.toml"
         out.append(f"**{label}** ({len(rows)} spec{'s' if len(rows) != 1 else ''})\n")
         columns = [(k, t) for k, t in _COLUMNS if k != "about" or any(r["about"] for r in rows)]
