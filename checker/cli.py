@@ -223,9 +223,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     import time
     from checker.liveness import config as liveness_config
     started = time.perf_counter()
-    spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants))
-    if temporal:
-        spec.properties = list(temporal)
+    spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
+                     properties=list(temporal))
     liveness = liveness_config.validate(spec, str(spec_path))
     if liveness is not None and engine == "spark":
         raise SpecError("liveness (temporal properties) runs on the local engine only: the spark "

@@ -212,7 +212,7 @@ def is_scenario(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
             return "step" in tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
+    except (OSError, ValueError):  # TOMLDecodeError, UnicodeDecodeError
         return False   # load_spec reports it
 
 
@@ -252,7 +252,7 @@ def _expected_states(path: Path) -> int:
         with open(path, "rb") as f:
             n = tomllib.load(f).get("expect", {}).get("distinct", 0)
         return n if isinstance(n, int) else 0
-    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+    except (OSError, ValueError, AttributeError):  # TOMLDecodeError, UnicodeDecodeError
         return 0
 
 
@@ -492,6 +492,13 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
             junit.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise SpecError(f"cannot write {junit}: {e}") from None
+    if out_dir is not None:
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            if not os.access(out_dir, os.W_OK | os.X_OK):
+                raise PermissionError(f"not writable: {out_dir}")
+        except OSError as e:
+            raise SpecError(f"cannot write results under {out_dir}: {e}") from None
     width = max(len(str(p)) for p in specs)
     header = f"{'spec':<{width}}  {'expected':<44}  {'got':<58}  {'time':>8}  result"
     click.echo(header)

@@ -38,7 +38,7 @@ from typing import Any
 
 from checker import registry
 from checker.errors import SpecError
-from model.base import SOMETIMES, ModelConfigError, Property
+from model.base import ALWAYS, SOMETIMES, ModelConfigError, Property
 
 FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
 TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
@@ -166,11 +166,26 @@ def keep_witnesses(props: list[Property], names: list[str] | None,
     return list(dict.fromkeys([*names, *kept, *expected]))
 
 
+def _something_to_check(spec: Spec, props: list[Property]) -> None:
+    """An `invariants` list that names no invariant, with no deadlock check, no
+    temporal property and no expected witness, would pass whatever the
+    model does: refused."""
+    if spec.invariants is None or spec.check_deadlock or getattr(spec, "properties", None):
+        return
+    kinds = {p.name: p.kind for p in props}
+    if any(kinds.get(n, ALWAYS) == ALWAYS for n in spec.invariants) or spec.expect.get("sometimes"):
+        return  # (an unknown name is reported as such)
+    raise SpecError(f"invariants = {spec.invariants!r} leaves nothing to check: name invariants, "
+                    f"leave the key out (all of them), set check_deadlock = true, or list the "
+                    f"witnesses that must be reached in [expect] sometimes")
+
+
 def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET,
-              invariants: list[str] | None = None) -> Spec:
+              invariants: list[str] | None = None, properties: list[str] | None = None) -> Spec:
     """Read and validate a spec. overrides: constants set on the command line
     (--set); depth: None = no bound, an int = that bound, UNSET = the spec's;
-    invariants: names picked on the command line (-i), instead of the spec's."""
+    invariants, properties: names picked on the command line (-i, --property),
+    instead of the spec's."""
     path = Path(path)
     data = read_toml(path, "spec")
     unknown = [k for k in data if k not in TOP_LEVEL_KEYS]
@@ -188,6 +203,8 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     _type_check(f"{path}: [constants]", constants, dict, "a table")
     if invariants:
         data = {**data, "invariants": list(invariants)}
+    if properties:
+        data = {**data, "properties": list(properties)}
     invariants = data.get("invariants")
     if invariants is not None:
         _type_check(f"{path}: invariants", invariants, list, "a list of property names")
@@ -243,6 +260,7 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     try:
         # the model's own checks, and the property names
         model, all_props = registry.build(spec.model, spec.variant, spec.constants)
+        _something_to_check(spec, all_props)
         spec.invariants = keep_witnesses(all_props, spec.invariants, expect.get("sometimes", []))
         spec._built = (model, registry.select_properties(all_props, spec.invariants))
     except SpecError as e:

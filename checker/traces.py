@@ -106,7 +106,7 @@ class Run:
 
 def find_run_dir(path: Path) -> Path:
     """RUN_DIR itself, or - given results/<spec>/ - its newest run that has
-    a counterexample (else its newest run). Run ids sort by time."""
+    a counterexample (else its newest run)."""
     return pick_run(path)[0]
 
 
@@ -118,10 +118,12 @@ def pick_run(path: Path) -> tuple[Path, str | None]:
         raise SpecError(f"run folder not found: {path}")
     if (path / "summary.json").is_file():
         return path, None
-    runs = sorted(p for p in path.iterdir() if p.is_dir() and (p / "summary.json").is_file()
-                  and not p.name.startswith(".")) if path.is_dir() else []
+    runs = [p for p in path.iterdir() if p.is_dir() and (p / "summary.json").is_file()
+            and not p.name.startswith(".")] if path.is_dir() else []
     if not runs:
         raise SpecError(f"{path} is not a run folder (no summary.json) and holds no run")
+    # by when each finished (run ids of one second sort by their random part)
+    runs.sort(key=lambda p: ((p / "summary.json").stat().st_mtime_ns, p.name))
     with_trace = [p for p in runs if any(p.glob("trace-*.json"))]
     if not with_trace:
         return runs[-1], f"the newest of {len(runs)} runs (none has a counterexample)"

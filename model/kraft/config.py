@@ -156,6 +156,11 @@ VARIANTS: dict[str, tuple[Variant, tuple[Constant, ...]]] = {
 }
 
 
+# PerformPartitionReassignment ranges over SUBSET Brokers x SUBSET Brokers:
+# 4^8 = 65,536 candidate pairs per state is already far beyond a useful check
+MAX_REASSIGNMENT_BROKERS = 8
+
+
 def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     """Check `constants` against the variant's declarations and the reference's
     ASSUMEs; return the variant and the complete constants (defaults filled in)."""
@@ -214,6 +219,11 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
             f"kraft/{variant}: InitIsrSize ({isr}) must be <= InitReplicationFactor ({rf})")
     if isr < min_isr:
         raise ModelConfigError(f"kraft/{variant}: InitIsrSize ({isr}) must be >= MinISR ({min_isr})")
+    if cfg["ReassignmentLimit"] > 0 and n > MAX_REASSIGNMENT_BROKERS:
+        # PerformPartitionReassignment enumerates every pair of broker subsets
+        raise ModelConfigError(
+            f"kraft/{variant}: BrokerCount = {n} with ReassignmentLimit > 0 means 4^{n} reassignments "
+            f"per state; at most {MAX_REASSIGNMENT_BROKERS} brokers (or ReassignmentLimit = 0)")
     if min_isr > rf:
         raise ModelConfigError(
             f"kraft/{variant}: MinISR ({min_isr}) must be <= InitReplicationFactor ({rf})")
@@ -224,6 +234,8 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if isr < 1:
         raise ModelConfigError(
             f"kraft/{variant}: InitIsrSize must be >= 1 (Init makes broker 1 leader and ISR member)")
+    if min_isr < 1:  # Kafka refuses min.insync.replicas < 1 (its config is atLeast(1))
+        raise ModelConfigError(f"kraft/{variant}: MinISR must be >= 1 (min.insync.replicas), got {min_isr}")
     if v.storage:
         for name, policy in _POLICY_CONSTANTS.items():
             if cfg[name] < 1:

@@ -92,8 +92,9 @@ class KraftModel:
         self.blank_fetcher_row = (replica.NO_FETCH,) * n
         self.blank_metadata = ReplicaPartitionMetadata(EMPTY, EMPTY, EMPTY, NO_LEADER, 0, 0)
         self.empty_data = PartitionData((), 1, 1)
-        self.broker_subsets = [frozenset(c) for r in range(n + 1)
-                               for c in combinations(self.brokers, r)]
+        # SUBSET Brokers, for reassignment only (2^n sets: none when it is off)
+        self.broker_subsets = ([frozenset(c) for r in range(n + 1) for c in combinations(self.brokers, r)]
+                               if self.reassignment_limit > 0 else [])
         self._subsets_cache: dict[frozenset, list] = {}
 
     def _common_actions(self) -> list:

@@ -184,7 +184,7 @@ def test_deadlock_option(tmp_path):
 
 
 def test_evaluation_error_exits_3_naming_the_action(tmp_path):
-    spec = write(tmp_path, 'model = "randgraph"\ninvariants = []\n[constants]\nNodes = 60\nSeed = 1\nErrorNode = 0\n')
+    spec = write(tmp_path, 'model = "randgraph"\ninvariants = []\ncheck_deadlock = true\n[constants]\nNodes = 60\nSeed = 1\nErrorNode = 0\n')
     result = run("check", spec, "--out", tmp_path / "out")
     assert result.exit_code == 3, result.output
     errors = [l for l in result.stderr.splitlines() if l.startswith("kmc: error:")]
