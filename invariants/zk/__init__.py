@@ -15,8 +15,9 @@ from invariants.zk import durability, log_matching, validity, witnesses
 # name -> (factory, one-line doc, when): `when(model)` says whether it applies
 _ALWAYS = (
     ("LeaderCompleteness", durability.leader_completeness,
-     "the registered leader holds every acknowledged record still under the durability "
-     "promise (an ISR member holding it has been running, not losing it, since its ack)", None),
+     "the registered leader, once it leads, holds every acknowledged record still under the "
+     "durability promise (an ISR member holding it has been running, not losing it, since its ack)",
+     None),
     ("NoAckedRecordLost", durability.no_acked_record_lost,
      "every acknowledged record still under the durability promise is in some replica's log "
      "(memory or disk)", None),
@@ -24,8 +25,8 @@ _ALWAYS = (
      "running leader / reconciled followers hold the same records below the smaller of their HWs",
      None),
     ("ValidState", validity.valid_state,
-     "offsets in range, down brokers hold no role, the registered leader is live, in the ISR "
-     "and leads in the znode's epoch (spec-bug catcher)", None),
+     "offsets in range, down brokers hold no role, the registered leader is in the ISR "
+     "(registration: and is live and leads in the znode's epoch) (spec-bug catcher)", None),
     ("ValueAtOneOffset", validity.value_at_one_offset,
      "a value sits at one offset, the same in every log (spec-bug catcher)", None),
 )
@@ -41,9 +42,30 @@ _SOMETIMES = (
      "the ISR loses an assigned replica", None),
     ("AckedRecordSurvivedCrash", witnesses.acked_record_survived_crash,
      "a keeper of a protected acknowledged record crashed without losing it",
-     lambda m: m.crash_limit > 0),
+     lambda m: m.power_loss_limit > 0 or m.process_crash_limit > 0),
     ("SessionExpired", witnesses.session_expired,
      "a running broker loses its ZooKeeper session", lambda m: m.session_expiry_limit > 0),
+    ("AckedRecordLostToPowerLoss", witnesses.acked_record_lost_to_power_loss,
+     "an ISR member loses a protected acknowledged record, unflushed, in a power loss",
+     lambda m: m.power_loss_limit > 0),
+    ("PageCacheSurvivedCrash", witnesses.page_cache_survived_crash,
+     "a stopped broker holds unflushed records (its process crashed, the page cache survived)",
+     lambda m: m.process_crash_limit > 0),
+    ("ControlledShutdownHappened", witnesses.controlled_shutdown_happened,
+     "a broker shuts down cleanly", lambda m: m.controlled_shutdown_limit > 0),
+    ("ElectionRaced", witnesses.election_raced,
+     "another step goes first while an election is due", lambda m: not m.prompt_election),
+    ("BrokerBounced", witnesses.broker_bounced,
+     "a broker registers again before the controller handled its session loss",
+     lambda m: m.controller and m.broker_epochs != "kraft"),
+    ("ControllerFailedOver", witnesses.controller_failed_over,
+     "a new controller takes over", lambda m: m.controller_failover_limit > 0),
+    ("UncleanLeaderLacksAckedRecord", witnesses.unclean_leader_lacks_acked_record,
+     "a leader elected from outside the ISR leads without an acknowledged record",
+     lambda m: m.unclean_leader_election),
+    ("ZombieLeader", witnesses.zombie_leader,
+     "a broker acts as leader while the znode names another leader (or epoch): two leaders",
+     lambda m: m.session_expiry_limit > 0),
 )
 
 INVARIANT_NAMES = tuple(name for name, *_ in _ALWAYS)

@@ -11,19 +11,28 @@ promise: it is what these properties catch.
 """
 from __future__ import annotations
 
-from model.zk.state import NO_LEADER
+from model.zk.state import NO_LEADER, Role
+
+LEADER = Role.LEADER
 
 
 def leader_completeness(model):
     """LeaderCompleteness: the registered leader's log holds every protected
-    acknowledged record (seed 002's Leader Completeness, under the promise)."""
+    acknowledged record (seed 002's Leader Completeness, under the promise),
+    once it leads: with Election = controller the znode may name a leader that
+    has not yet been told, or that is down (registration: the registered
+    leader always leads)."""
 
     def LeaderCompleteness(s) -> bool:
         acked = s.acked
         if not acked:
             return True
-        leader = s.zk_partition.leader
+        zk = s.zk_partition
+        leader = zk.leader
         if leader == NO_LEADER:
+            return True
+        role = s.role[leader]
+        if role.role != LEADER or role.leader_epoch != zk.leader_epoch:
             return True
         log = s.log[leader]
         for a in acked:

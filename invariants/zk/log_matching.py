@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from model.zk.state import NO_LEADER, Role
 
-FOLLOWER = Role.FOLLOWER
+FOLLOWER, LEADER = Role.FOLLOWER, Role.LEADER
 
 
 def log_matching(model):
     """LogMatching: the registered leader and every running follower that has
     reconciled its log with it in its current epoch (hw_truncation: on
     becoming follower, leader_epoch: after OffsetsForLeaderEpoch) hold the
-    same records at every offset below the smaller of their HWs. A follower
+    same records at every offset below the smaller of their HWs (once the
+    registered leader leads: with Election = controller it may not yet). A follower
     still following an older epoch is not compared: it has yet to reconcile,
     and the property is about logs that never do."""
     replicas = tuple(model.replicas)
@@ -20,6 +21,9 @@ def log_matching(model):
         leader = zk.leader
         if leader == NO_LEADER:
             return True
+        role = s.role[leader]
+        if role.role != LEADER or role.leader_epoch != zk.leader_epoch:
+            return True  # (Election = controller) not leading yet
         logs, hws = s.log, s.hw
         part = [leader]
         for b in replicas:

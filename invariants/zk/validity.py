@@ -8,14 +8,16 @@ LEADER, NONE = Role.LEADER, Role.NONE
 
 def valid_state(model):
     """ValidState: offsets in range (HW, flushed offset <= LEO), a down broker
-    holds no role, no session and no HW, the registered leader is running,
-    registered, in the ISR (with ConditionalIsrUpdate) and leads in the
-    znode's epoch, the ISR is a
-    non-empty set of assigned replicas."""
+    holds no role, no session, no HW and nothing in flight to it, the ISR is a
+    non-empty set of assigned replicas, the registered leader is in the ISR
+    (with ConditionalIsrUpdate). Registration: the registered leader is
+    running, registered and leads in the znode's epoch. Controller: the
+    controller's stale set lies in its view of the live brokers."""
     replicas = frozenset(model.replicas)
     # without the version check a zombie leader's ISR write may drop the
     # registered leader from the ISR: that is the bug the check prevents
     leader_in_isr = model.conditional_isr_update
+    controller = model.controller
 
     def ValidState(s) -> bool:
         for b in model.brokers:
@@ -24,16 +26,21 @@ def valid_state(model):
                 return False
             if not s.running[b] and (s.role[b].role != NONE or b in s.zk_live or s.hw[b]
                                      or s.leader_view[b] is not None
-                                     or s.fetch_response[b] is not None):
+                                     or s.fetch_response[b] is not None
+                                     or s.ctl_request[b] is not None):
                 return False
         zk = s.zk_partition
         if not zk.isr or not zk.isr <= replicas:
             return False
         leader = zk.leader
         if leader != NO_LEADER:
-            if (leader not in s.zk_live or (leader_in_isr and leader not in zk.isr)
-                    or s.role[leader] != (LEADER, leader, zk.leader_epoch)):
+            if leader_in_isr and leader not in zk.isr:
                 return False
+            if not controller and (leader not in s.zk_live
+                                   or s.role[leader] != (LEADER, leader, zk.leader_epoch)):
+                return False
+        if controller and not s.ctl_stale <= s.ctl_live:
+            return False
         return True
 
     return ValidState

@@ -1,6 +1,10 @@
 """`sometimes` witnesses: what the invariants are about does happen."""
 from __future__ import annotations
 
+from model.zk.state import NO_LEADER, Role
+
+LEADER = Role.LEADER
+
 
 def record_committed(model):
     """RecordCommitted: a record is acknowledged (committed, acks=all)."""
@@ -42,10 +46,11 @@ def isr_shrunk(model):
 
 def acked_record_survived_crash(model):
     """AckedRecordSurvivedCrash: a protected acknowledged record survived a
-    crash of one of its keepers (it was flushed)."""
+    crash (power loss or process crash) of one of its keepers."""
 
     def AckedRecordSurvivedCrash(s) -> bool:
-        if not s.crashes:
+        f = s.faults
+        if not (f.power_losses or f.process_crashes):
             return False
         running = s.running
         for a in s.acked:
@@ -61,6 +66,118 @@ def session_expired(model):
     """SessionExpired: a running broker has no ZooKeeper session (a zombie)."""
 
     def SessionExpired(s) -> bool:
-        return s.expiries > 0
+        return s.faults.expiries > 0
 
     return SessionExpired
+
+
+def acked_record_lost_to_power_loss(model):
+    """AckedRecordLostToPowerLoss: an ISR member lacks a protected
+    acknowledged record while no replica ever truncated one: it held the
+    record (or reported holding it) and lost it unflushed in a power loss.
+    (A state predicate, so that no ghost flag splits the state space.)"""
+    replicas = tuple(model.replicas)
+
+    def AckedRecordLostToPowerLoss(s) -> bool:
+        if s.truncated or not s.faults.power_losses:
+            return False
+        isr = s.zk_partition.isr
+        for a in s.acked:
+            if a.keepers:
+                for b in replicas:
+                    if b in isr and all(r.value != a.value for r in s.log[b]):
+                        return True
+        return False
+
+    return AckedRecordLostToPowerLoss
+
+
+def page_cache_survived_crash(model):
+    """PageCacheSurvivedCrash: a stopped broker still holds records beyond its
+    flushed offset (only a process crash leaves them: in the page cache)."""
+    replicas = tuple(model.replicas)
+
+    def PageCacheSurvivedCrash(s) -> bool:
+        for b in replicas:
+            if not s.running[b] and s.flushed[b] < len(s.log[b]):
+                return True
+        return False
+
+    return PageCacheSurvivedCrash
+
+
+def controlled_shutdown_happened(model):
+    """ControlledShutdownHappened: a broker shut down cleanly."""
+
+    def ControlledShutdownHappened(s) -> bool:
+        return s.faults.shutdowns > 0
+
+    return ControlledShutdownHappened
+
+
+def election_raced(model):
+    """ElectionRaced: while an election was due another step went first
+    (ghost flag, cleared by the next election)."""
+
+    def ElectionRaced(s) -> bool:
+        return s.faults.raced
+
+    return ElectionRaced
+
+
+def broker_bounced(model):
+    """BrokerBounced: a broker registered again while the controller still
+    counts its old registration (without broker epochs it never notices)."""
+
+    def BrokerBounced(s) -> bool:
+        return bool(s.ctl_stale)
+
+    return BrokerBounced
+
+
+def controller_failed_over(model):
+    """ControllerFailedOver: a new controller took over."""
+
+    def ControllerFailedOver(s) -> bool:
+        return s.faults.failovers > 0
+
+    return ControllerFailedOver
+
+
+def unclean_leader_lacks_acked_record(model):
+    """UncleanLeaderLacksAckedRecord: the leader, elected from outside the
+    ISR, leads without an acknowledged record (seed 004: "its log becomes the
+    source of truth even though it is not guaranteed to have every committed
+    message")."""
+
+    def UncleanLeaderLacksAckedRecord(s) -> bool:
+        if not s.faults.unclean_leader or not s.acked:
+            return False
+        zk = s.zk_partition
+        leader = zk.leader
+        if leader == NO_LEADER or s.role[leader] != (LEADER, leader, zk.leader_epoch):
+            return False
+        have = {r.value for r in s.log[leader]}
+        return any(a.value not in have for a in s.acked)
+
+    return UncleanLeaderLacksAckedRecord
+
+
+def zombie_leader(model):
+    """ZombieLeader: a running broker acts as leader while the znode names
+    another leader, or the same in a later epoch (two leaders at once, seed
+    003 open issue 2)."""
+    replicas = tuple(model.replicas)
+
+    def ZombieLeader(s) -> bool:
+        zk = s.zk_partition
+        if zk.leader == NO_LEADER:
+            return False
+        for b in replicas:
+            r = s.role[b]
+            if (r.role == LEADER and s.running[b]
+                    and (zk.leader != b or zk.leader_epoch != r.leader_epoch)):
+                return True
+        return False
+
+    return ZombieLeader

@@ -16,24 +16,39 @@ Variants:
   truncates only what the leader's log does not have (KIP-101 as written,
   without the later KIP-279 checks).
 
-Modules, one per actor: zookeeper (the registry, elections), broker (crash,
-restart, session expiry), storage (flush, HW checkpoint), replica (roles,
-truncation, commit, ISR), fetch, producer, ghost (acknowledged records for
-the properties), placement (the seed's replica placement rule), state,
-config, model (Init / Next: ZkModel).
+Who elects (constant Election, both variants): `registration` (the default,
+seeds 003 and 001 V2: the replicas race to register as leader in
+ZooKeeper) or `controller` (what Kafka did from 0.8 on: a controller elects
+from the ISR and removes a failed broker from it when it learns of the
+broker's session loss, seed 002 section 2.8; with the ZooKeeper controller's
+blind spot for a broker that bounced unseen, and BrokerEpochs for the
+fixes: controller.py).
+
+Modules, one per actor: zookeeper (the registry, elections by
+registration), controller (Election = controller), broker (power loss,
+process crash, controlled shutdown, restart, session expiry), storage (flush,
+HW checkpoint), replica (roles, truncation, commit, ISR), fetch, producer,
+ghost (acknowledged records for the properties), placement (the seed's
+replica placement rule), state, config, model (Init / Next: ZkModel).
 
 Modelling choices (each one a reading of the seeds; a different reading is a
 new variant or constant, not an edit):
 1. ZooKeeper is one atomic step per operation; the leader, its epoch and the
-   ISR share one versioned znode, as in 0.8. The leader entry is cleared when
-   the leader's session ends (V2: it is ephemeral).
-2. A crash ends the broker's session at once (no session timeout), loses the
-   log beyond the flushed offset and the in-memory HW; restart recovers the
-   HW as min(checkpointed HW, LEO) (V2 startReplica).
-3. The ISR is written by the leader only: a dead follower stays in it until
-   the leader shrinks it for lagging (its last fetch offset is below the
-   leader's LEO); it is re-added when a fetch reaches the leader's LEO
-   ("fully catches up", seed 003). An election keeps the ISR's live members.
+   ISR share one versioned znode, as in 0.8. Election = registration: the
+   leader entry is cleared when the leader's session ends (V2: it is
+   ephemeral). Election = controller: only the controller writes the leader.
+2. Three ways to stop, each bounded, as the kraft storage variants name them:
+   PowerLoss (the log falls back to its flushed prefix), ProcessCrash (the
+   page cache survives: nothing is lost), ControlledShutdown (flush and HW
+   checkpoint first). Each ends the broker's session at once (no session
+   timeout) and loses the in-memory HW; restart recovers the HW as
+   min(checkpointed HW, LEO) (V2 startReplica).
+3. The ISR is written by the leader (and, Election = controller, by the
+   controller): a dead follower stays in it until the leader shrinks it for
+   lagging (its last fetch offset is below the leader's LEO) or the
+   controller handles its session loss; it is re-added when a fetch reaches
+   the leader's LEO ("fully catches up", seed 003). An election keeps the
+   ISR's live members.
 4. A fetch is two steps (the leader handles the request; the follower handles
    the response); a response carries every record from the fetch offset on.
 5. A flush syncs the whole log written so far; a HW checkpoint writes the
@@ -41,16 +56,19 @@ new variant or constant, not an edit):
 6. A follower whose fetch offset is beyond the leader's LEO truncates to the
    leader's LEO (0.8's handleOffsetOutOfRange).
 7. Only the assigned replicas act; other brokers have no replica.
-8. Elections are prompt: while no leader is registered and a live replica
-   may be elected, an election is the only step (the controller reacts to
-   the leader's session loss before anything else happens). Without this a
-   leader that crashed and lost its unflushed log could restart and win the
-   registration race against a live ISR member that has the data.
+8. Elections race with every other step: a leader that lost its session
+   (and, with PowerLoss, its unflushed log) may restart and win the
+   registration against a live ISR member that has the data (V2 startReplica
+   calls leaderElection when no leader exists; seed 003: "the replica that
+   registers first becomes the new leader"). PromptElection restores the
+   old scheduling assumption (a due election is the only step), under which
+   KIP-101's "immediate leader election" is told.
 9. Fetch requests carry no leader epoch (as before KIP-320): a follower not
    yet told of a new epoch fetches from whichever broker it follows, if that
    broker leads; a fetch response in flight survives its sender's crash.
 10. Acknowledgements, keepers and the `truncated` flag are ghost state
-   (ghost.py); `crashes` and `expiries` count against the limits.
+   (ghost.py); `faults` counts the faults against their limits and holds
+   the ghost flags of two witnesses (ElectionRaced, the unclean leader).
 """
 from __future__ import annotations
 

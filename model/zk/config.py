@@ -11,18 +11,50 @@ from dataclasses import dataclass
 
 from model.base import Constant, ModelConfigError
 
+ELECTIONS = ("registration", "controller")
+BROKER_EPOCHS = ("none", "kip380", "kraft")
+_STR_CHOICES = {"Election": ELECTIONS, "BrokerEpochs": BROKER_EPOCHS}
+
 CONSTANTS = (
     Constant("BrokerCount", int, 2, "number of brokers, ids 0..BrokerCount-1 (seed 003: broker-0, ...)"),
     Constant("ReplicationFactor", int, 2,
              "assigned replicas of the partition, placed by the seed's placement rule (placement.py)"),
     Constant("Values", (list, str), ["A"], "values the producer may write; each is written at most once"),
-    Constant("CrashLimit", int, 2, "how many broker crashes may happen (a crash loses the unflushed log tail)"),
-    Constant("UncleanLeaderElection", bool, False,
-             "a live replica outside the ISR may be elected when no ISR member is alive (seed 004)"),
+    # faults, each bounded (the names and meanings of the kraft storage variants)
+    Constant("PowerLossLimit", int, 2,
+             "power losses / OS crashes: the page cache is gone, the log falls back to its flushed "
+             "prefix (also of a broker whose process crashed before the OS wrote its pages back)"),
+    Constant("ProcessCrashLimit", int, 0,
+             "process crashes: the page cache survives (the whole log is kept, flushed or not); "
+             "the in-memory HW is lost"),
+    Constant("ControlledShutdownLimit", int, 0,
+             "clean shutdowns: flush the log, checkpoint the HW, stop (Election controller: the "
+             "controller moves leadership and shrinks the ISR first, in the same step)"),
     Constant("SessionExpiryLimit", int, 0,
              "how many ZooKeeper sessions may expire while the broker keeps running (a zombie leader)"),
+    Constant("UncleanLeaderElection", bool, False,
+             "a live replica outside the ISR may be elected when no ISR member is alive (seed 004)"),
     Constant("ConditionalIsrUpdate", bool, True,
              "the leader writes the ISR under a check of the znode version it last saw"),
+    Constant("PromptElection", bool, False,
+             "true: while an election is due (registration: no leader and an electable replica; "
+             "controller: a session loss it has not processed) it is the only step - the old "
+             "scheduling assumption; false: it races with every other enabled step"),
+    Constant("Election", str, "registration",
+             "registration: the replicas race to register as leader in ZooKeeper (seeds 003, 001 "
+             "V2); controller: the ZooKeeper-era controller elects from the ISR and removes a "
+             "failed broker from it when it learns of its session loss (seed 002 section 2.8)"),
+    Constant("BrokerEpochs", str, "none",
+             "Election controller: none: the 0.8 controller tells brokers apart by id only and "
+             "misses a broker that went offline and came back before it looked (the ABA of seed 002 "
+             "section 1.2.2); kip380: each registration has a new broker epoch and the controller "
+             "handles a bounce it sees as a failure and a startup (ZooKeeper mode since Kafka 2.2), "
+             "but a new controller knows only the current epochs; kraft: a broker registers through "
+             "the controller, which handles the loss of its old incarnation first, and the "
+             "registration survives controller fail-overs (seed 002 section 1.2.2)"),
+    Constant("ControllerFailoverLimit", int, 0,
+             "Election controller: how many times a new controller takes over (reads ZooKeeper "
+             "afresh, elects for an offline partition, sends LeaderAndIsr to every live replica)"),
 )
 
 # Upper bounds that keep a run in the range an explicit-state checker can do;
@@ -67,6 +99,11 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
         elif c.type is bool:
             if not isinstance(val, bool):
                 raise ModelConfigError(f"{where}: {c.name} must be true or false, got {val!r}")
+        elif c.type is str:
+            choices = _STR_CHOICES[c.name]
+            if val not in choices:
+                raise ModelConfigError(f"{where}: {c.name} must be one of {', '.join(choices)}, "
+                                       f"got {val!r}")
         else:
             if (not isinstance(val, (list, tuple)) or not val
                     or not all(isinstance(x, str) and x for x in val)):
@@ -82,4 +119,9 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
         raise ModelConfigError(f"{where}: ReplicationFactor must be in 1..BrokerCount ({n}), got {rf}")
     if len(cfg["Values"]) > MAX_VALUES:
         raise ModelConfigError(f"{where}: at most {MAX_VALUES} Values, got {len(cfg['Values'])}")
+    if cfg["Election"] != "controller":
+        for name in ("BrokerEpochs", "ControllerFailoverLimit"):
+            if cfg[name] not in (0, "none"):
+                raise ModelConfigError(f"{where}: {name} needs Election = \"controller\" "
+                                       f"(there is no controller with Election = {cfg['Election']!r})")
     return VARIANTS[variant], cfg

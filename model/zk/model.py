@@ -1,20 +1,24 @@
 """ZkModel: Init and Next of the `zk` model for one variant and its constants.
 
-Next is enumerated broker by broker (ascending id), each broker's actions in
-the order of ACTIONS below, each action's nondeterminism (which value, which
-follower) in ascending order; while the partition has no registered leader
-and some replica may be elected, the elections are the only steps. Only the assigned replicas act; a broker
-outside them has no replica of the partition and nothing to do here.
+Next is enumerated elections first (registration: ElectLeader /
+UncleanElectLeader; controller: OnBrokerFailure), then broker by broker
+(ascending id), each broker's actions in the order of ACTIONS below, each
+action's nondeterminism (which value, which follower) in ascending order,
+then ControllerFailover. An election that is due races with every other
+step; with PromptElection it is the only step (the old scheduling
+assumption). Only the assigned replicas act; a broker outside them has no
+replica of the partition and nothing to do here.
 """
 from __future__ import annotations
 
 from model.base import Action
-from model.zk import broker, fetch, producer, replica, storage, zookeeper
+from model.zk import broker, controller, fetch, producer, replica, storage, zookeeper
 from model.zk.config import resolve
 from model.zk.placement import assign_replicas
 from model.zk.replica import NO_ROLE
 from model.zk.state import (
-    NO_LEADER, VARIABLES, Acked, FetchResponse, LeaderView, Record, ReplicaRole, Role, ZkPartition, ZkState)
+    NO_FAULTS, NO_LEADER, VARIABLES, Acked, Faults, FetchResponse, LeaderAndIsr, LeaderView, Record,
+    ReplicaRole, Role, ZkPartition, ZkState)
 
 # Next, per broker, in this order: (action name, function(model, state, broker, out))
 ACTIONS = (
@@ -22,17 +26,24 @@ ACTIONS = (
     ("HandleFetch", fetch.handle_fetch),
     ("ReceiveFetchResponse", fetch.receive_fetch_response),
     ("ShrinkIsr", replica.shrink_isr),
-    ("BecomeFollower", replica.become_follower),
+    ("BecomeFollower", replica.become_follower),               # registration only
+    ("ReceiveLeaderAndIsr", controller.receive_leader_and_isr),  # controller only
+    ("OnBrokerStartup", controller.on_broker_startup),           # controller only
     ("TruncateToLeaderEpochEnd", replica.truncate_to_leader_epoch_end),
     ("FlushLog", storage.flush_log),
     ("CheckpointHw", storage.checkpoint_hw),
-    ("Crash", broker.crash),
+    ("PowerLoss", broker.power_loss),
+    ("ProcessCrash", broker.process_crash),
+    ("ControlledShutdown", broker.controlled_shutdown),
     ("Restart", broker.restart),
     ("ExpireSession", broker.expire_session),
     ("Reregister", broker.reregister),
 )
-# elections (zookeeper.elect_leader), enumerated before the others
-EXTRA_ACTION_NAMES = ("ElectLeader", "UncleanElectLeader")
+_CONTROLLER_ONLY = ("ReceiveLeaderAndIsr", "OnBrokerStartup")
+# the elections, enumerated before the others: registration (zookeeper.elect_leader),
+# controller (controller.on_broker_failure)
+REGISTRATION_ELECTIONS = ("ElectLeader", "UncleanElectLeader")
+CONTROLLER_ELECTIONS = ("OnBrokerFailure",)
 
 
 class ZkModel:
@@ -53,29 +64,50 @@ class ZkModel:
         # the partition's assigned replicas: partition 0 under the seed's rule
         self.replicas = tuple(assign_replicas(n, 1, cfg["ReplicationFactor"])[0])
         self.values = tuple(cfg["Values"])
-        self.crash_limit = cfg["CrashLimit"]
+        self.power_loss_limit = cfg["PowerLossLimit"]
+        self.process_crash_limit = cfg["ProcessCrashLimit"]
+        self.controlled_shutdown_limit = cfg["ControlledShutdownLimit"]
         self.session_expiry_limit = cfg["SessionExpiryLimit"]
         self.unclean_leader_election = cfg["UncleanLeaderElection"]
         self.conditional_isr_update = cfg["ConditionalIsrUpdate"]
+        self.prompt_election = cfg["PromptElection"]
+        self.controller = cfg["Election"] == "controller"
+        self.broker_epochs = cfg["BrokerEpochs"]
+        self.controller_failover_limit = cfg["ControllerFailoverLimit"]
         self.no_follower_leos = (0,) * n
 
         names = [a for a, _ in ACTIONS]
+        dropped = set(("BecomeFollower",) if self.controller else _CONTROLLER_ONLY)
         if not flags.leader_epoch:
-            names.remove("TruncateToLeaderEpochEnd")
+            dropped.add("TruncateToLeaderEpochEnd")
+        for a, limit in (("PowerLoss", self.power_loss_limit),
+                         ("ProcessCrash", self.process_crash_limit),
+                         ("ControlledShutdown", self.controlled_shutdown_limit)):
+            if not limit:
+                dropped.add(a)
         if not self.session_expiry_limit:
-            names = [a for a in names if a not in ("ExpireSession", "Reregister")]
+            dropped.update(("ExpireSession", "Reregister"))
+        if not (self.power_loss_limit or self.process_crash_limit or self.controlled_shutdown_limit):
+            dropped.add("Restart")
+        names = [a for a in names if a not in dropped]
         self._steps = tuple(fn for a, fn in ACTIONS if a in names)
-        self.action_names = tuple(["ElectLeader"] + (["UncleanElectLeader"]
-                                                     if self.unclean_leader_election else [])
-                                  + names)
+        if self.controller:
+            elections = list(CONTROLLER_ELECTIONS)
+        else:
+            elections = ["ElectLeader"] + (["UncleanElectLeader"] if self.unclean_leader_election
+                                           else [])
+        self.action_names = tuple(elections + names
+                                  + (["ControllerFailover"] if self.controller_failover_limit
+                                     else []))
         # Action objects, made once (identity-cheap, and replayable by value)
         pairs = [(b, x) for b in self.brokers for x in self.brokers if x != b]
         self.acts = {
             "Produce": {(b, v): Action("Produce", (b, v)) for b in self.brokers for v in self.values},
             "HandleFetch": {p: Action("HandleFetch", p) for p in pairs},
             "ShrinkIsr": {p: Action("ShrinkIsr", p) for p in pairs},
+            "ControllerFailover": Action("ControllerFailover", ()),
         }
-        for a in names + list(EXTRA_ACTION_NAMES):
+        for a in names + list(REGISTRATION_ELECTIONS + CONTROLLER_ELECTIONS):
             self.acts.setdefault(a, {b: Action(a, (b,)) for b in self.brokers})
 
     # ---- Init ------------------------------------------------------------------
@@ -103,32 +135,48 @@ class ZkModel:
             leader_view=tuple(LeaderView(isr, 0, self.no_follower_leos) if b == leader else None
                               for b in self.brokers),
             fetch_response=(None,) * n,
+            ctl_live=frozenset(self.brokers) if self.controller else frozenset(),
+            ctl_stale=frozenset(),
+            ctl_request=(None,) * n,
             acked=(),
             written=frozenset(),
             truncated=False,
-            crashes=0,
-            expiries=0,
+            faults=NO_FAULTS,
         )]
 
     # ---- Next ------------------------------------------------------------------
 
     def successors(self, state) -> list:
         out: list = []
-        if state.zk_partition.leader == NO_LEADER:
-            # Elections are prompt: while no leader is registered and a live
-            # replica may be elected, an election is the only step (the
-            # controller / the surviving replicas react to the leader's
-            # session loss before anything else happens; a replica that
-            # restarts into a leaderless partition registers first).
+        # the elections that are due: registration, while no leader is
+        # registered (any live ISR member may register first); controller,
+        # while it has a session loss to handle
+        if self.controller:
+            elect = controller.on_broker_failure
+            for b in self.replicas:
+                elect(self, state, b, out)
+        elif state.zk_partition.leader == NO_LEADER:
             elect = zookeeper.elect_leader
             for b in self.replicas:
                 elect(self, state, b, out)
-            if out:
-                return out
+        due = len(out)
+        if due and self.prompt_election:
+            return out  # the old scheduling assumption: nothing else happens first
         steps = self._steps
         for b in self.replicas:
             for fn in steps:
                 fn(self, state, b, out)
+        if self.controller_failover_limit:
+            controller.controller_failover(self, state, out)
+        if due and not state.faults.raced:
+            # ghost: another step went first while an election was due
+            raced = state.faults._replace(raced=True)
+            for i in range(due, len(out)):
+                a, t = out[i]
+                if t.faults is state.faults:
+                    out[i] = (a, t._replace(faults=raced))
+                elif not t.faults.raced:
+                    out[i] = (a, t._replace(faults=t.faults._replace(raced=True)))
         return out
 
     def successors_of(self, state, action: Action) -> list:
@@ -154,11 +202,14 @@ class ZkModel:
             fetch_response=tuple(None if r is None else
                                  FetchResponse(r[0], tuple(Record(*x) for x in r[1]), r[2], r[3])
                                  for r in f["fetch_response"]),
+            ctl_live=fs(f["ctl_live"]),
+            ctl_stale=fs(f["ctl_stale"]),
+            ctl_request=tuple(None if r is None else LeaderAndIsr(r[0], r[1], fs(r[2]), r[3])
+                              for r in f["ctl_request"]),
             acked=tuple(Acked(a[0], fs(a[1])) for a in f["acked"]),
             written=fs(f["written"]),
             truncated=bool(f["truncated"]),
-            crashes=f["crashes"],
-            expiries=f["expiries"],
+            faults=Faults(*(bool(x) if i >= 5 else x for i, x in enumerate(f["faults"]))),
         )
 
 

@@ -61,6 +61,33 @@ class FetchResponse(NamedTuple):
     leader_leo: int    # the leader's LEO (offset > leader_leo: OffsetOutOfRange)
 
 
+class LeaderAndIsr(NamedTuple):
+    """Election = controller: the controller's LeaderAndIsr request in flight
+    to a broker (0.8), carrying the partition's znode as the controller wrote it."""
+
+    leader: int
+    leader_epoch: int
+    isr: frozenset
+    version: int
+
+
+class Faults(NamedTuple):
+    """The faults so far (bounded by the *Limit constants) and ghost flags for
+    the witnesses (not protocol)."""
+
+    power_losses: int
+    process_crashes: int
+    shutdowns: int          # controlled (clean) shutdowns
+    expiries: int           # ZooKeeper sessions expired under a running broker
+    failovers: int          # controller moves (Election = controller)
+    raced: bool             # ghost: since the last election another step went
+                            # first while an election was due (PromptElection false)
+    unclean_leader: bool    # ghost: the current leader was elected from outside the ISR
+
+
+NO_FAULTS = Faults(0, 0, 0, 0, 0, False, False)
+
+
 class Acked(NamedTuple):
     """Ghost: an acknowledged value and its keepers: the ISR members that held
     it when it was acknowledged (or joined the ISR holding it later), still in
@@ -85,12 +112,16 @@ class ZkState(NamedTuple):
     ckpt_hw: tuple            # broker -> int, the HW last checkpointed to disk
     leader_view: tuple        # broker -> LeaderView | None
     fetch_response: tuple     # broker -> FetchResponse | None (in flight to it)
+    # the controller (Election = controller; constant otherwise)
+    ctl_live: frozenset       # the brokers the controller believes alive
+    ctl_stale: frozenset      # of those, the ones registered again since a session
+                              # loss the controller never processed (a bounce it missed)
+    ctl_request: tuple        # broker -> LeaderAndIsr | None (in flight to it)
     # ghost and bounds (not protocol)
     acked: tuple              # of Acked, ordered by value
     written: frozenset        # values the producer has written
     truncated: bool           # some replica truncated a record away (witness)
-    crashes: int
-    expiries: int
+    faults: Faults
 
 
 VARIABLES: tuple[str, ...] = ZkState._fields

@@ -10,9 +10,9 @@ from model.zk.state import put, with_changes
 
 
 def flush_log(k, s, b, out):
-    """FlushLog(b): the log up to its end is synced to disk."""
-    if not s.running[b]:
-        return
+    """FlushLog(b): the log up to its end is synced to disk - by Kafka, or by
+    the OS writing the page cache back, which it does for a stopped broker too
+    (after a process crash: the only stop that leaves an unflushed tail)."""
     leo = len(s.log[b])
     if s.flushed[b] == leo:
         return

@@ -11,7 +11,10 @@ Every action reads and writes the registry atomically (one ZooKeeper
 operation per step). The election is the design's "each surviving replica in
 ISR registers itself in Zookeeper; the replica that registers first becomes
 the new leader" (seed 003): any live ISR member may win, chosen
-nondeterministically.
+nondeterministically; a replica that restarts into a leaderless partition
+takes part (V2 startReplica calls leaderElection when no leader exists).
+With Election = controller the leader entry is not ephemeral and only the
+controller writes it (controller.py).
 """
 from __future__ import annotations
 
@@ -19,11 +22,12 @@ from model.zk import ghost
 from model.zk.state import NO_LEADER, LeaderView, ReplicaRole, Role, put, with_changes
 
 
-def end_session(zk_live: frozenset, zk, b: int):
+def end_session(k, zk_live: frozenset, zk, b: int):
     """b's session ends: its ephemeral entries go (its broker id; the leader
-    entry if it is the leader). Returns (zk_live', znode')."""
+    entry if it is the leader, unless the controller owns it). Returns
+    (zk_live', znode')."""
     live = zk_live - {b}
-    if zk.leader == b:
+    if zk.leader == b and not k.controller:
         zk = zk._replace(leader=NO_LEADER, version=zk.version + 1)
     return live, zk
 
@@ -64,4 +68,8 @@ def elect_leader(k, s, b, out):
     }
     if s.fetch_response[b] is not None:
         ch["fetch_response"] = put(s.fetch_response, b, None)
+    unclean = act.name == "UncleanElectLeader"
+    f = s.faults
+    if f.raced or f.unclean_leader != unclean:
+        ch["faults"] = f._replace(raced=False, unclean_leader=unclean)
     out.append((act, with_changes(s, ch)))

@@ -44,15 +44,15 @@ SCENARIO_1_COMMON = (
     [("Produce", 0, "m1")] + fetch(0, 1) + fetch(0, 1)            # m1 committed, both HW 1
     + [("Produce", 0, "m2")] + fetch(0, 1)                        # "A fetches message m2"
     + [("HandleFetch", 0, 1)]                                     # B commits m2 (HW 2), acks it
-    + [("FlushLog", 1), ("CheckpointHw", 1), ("Crash", 1), ("Restart", 1)]  # "A restarts"
+    + [("FlushLog", 1), ("CheckpointHw", 1), ("PowerLoss", 1), ("Restart", 1)]  # "A restarts"
 )
 
 
 def test_scenario_1_hw_truncation_loses_the_acknowledged_record():
-    m = ZkModel("hw_truncation", dict(Values=["m1", "m2"], CrashLimit=2))
+    m = ZkModel("hw_truncation", dict(Values=["m1", "m2"], PowerLossLimit=2))
     steps = SCENARIO_1_COMMON + [
         ("HandleFetch", 0, 1),                  # "issues a fetch request to the leader (B)"
-        ("FlushLog", 0), ("Crash", 0),          # "(B) then fails"
+        ("FlushLog", 0), ("PowerLoss", 0),          # "(B) then fails"
         ("ElectLeader", 1),                     # "and A becomes the new leader"
         ("Restart", 0),                         # B comes back, truncates to its HW,
         ("HandleFetch", 1, 0), ("ReceiveFetchResponse", 0),  # then to A's LEO
@@ -72,10 +72,10 @@ def test_scenario_1_hw_truncation_loses_the_acknowledged_record():
 
 
 def test_scenario_1_leader_epoch_keeps_the_record():
-    m = ZkModel("leader_epoch", dict(Values=["m1", "m2"], CrashLimit=2))
+    m = ZkModel("leader_epoch", dict(Values=["m1", "m2"], PowerLossLimit=2))
     steps = SCENARIO_1_COMMON + [
         ("TruncateToLeaderEpochEnd", 1),        # "returns offset 2 ... does not truncate"
-        ("FlushLog", 0), ("Crash", 0), ("ElectLeader", 1),
+        ("FlushLog", 0), ("PowerLoss", 0), ("ElectLeader", 1),
         ("Restart", 0), ("TruncateToLeaderEpochEnd", 0),
     ]
     states = replay(m, steps)
@@ -85,7 +85,7 @@ def test_scenario_1_leader_epoch_keeps_the_record():
         assert p["LeaderCompleteness"](s) and p["NoAckedRecordLost"](s)
     assert [r.value for r in states[-1].log[1]] == ["m1", "m2"]
     # and if B fails before A even asks, A has truncated nothing either
-    states = replay(m, SCENARIO_1_COMMON + [("Crash", 0), ("ElectLeader", 1)])
+    states = replay(m, SCENARIO_1_COMMON + [("PowerLoss", 0), ("ElectLeader", 1)])
     assert all(p["LeaderCompleteness"](s) for s in states)
 
 
@@ -96,14 +96,14 @@ SCENARIO_2_COMMON = (
     [("Produce", 0, "m1")] + fetch(0, 1) + fetch(0, 1) + [("FlushLog", 1)]
     + [("Produce", 0, "m2")] + fetch(0, 1) + [("HandleFetch", 0, 1)]
     + [("CheckpointHw", 0), ("FlushLog", 0)]
-    + [("Crash", 1), ("Crash", 0)]                               # the power outage
+    + [("PowerLoss", 1), ("PowerLoss", 0)]                               # the power outage
     + [("Restart", 1), ("ElectLeader", 1), ("Produce", 1, "m3")]  # "broker B becomes leader"
     + [("Restart", 0)]                                           # "when broker A starts"
 )
 
 
 def test_scenario_2_hw_truncation_diverges_for_good():
-    m = ZkModel("hw_truncation", dict(Values=["m1", "m2", "m3"], CrashLimit=2))
+    m = ZkModel("hw_truncation", dict(Values=["m1", "m2", "m3"], PowerLossLimit=2))
     states = replay(m, SCENARIO_2_COMMON + fetch(1, 0) + fetch(1, 0))
     p = props(m)
     restarted = states[len(SCENARIO_2_COMMON)]
@@ -119,7 +119,7 @@ def test_scenario_2_hw_truncation_diverges_for_good():
 
 
 def test_scenario_2_leader_epoch_truncates_the_orphan():
-    m = ZkModel("leader_epoch", dict(Values=["m1", "m2", "m3"], CrashLimit=2))
+    m = ZkModel("leader_epoch", dict(Values=["m1", "m2", "m3"], PowerLossLimit=2))
     states = replay(m, SCENARIO_2_COMMON + [("TruncateToLeaderEpochEnd", 0)] + fetch(1, 0))
     p = props(m)
     assert states[len(SCENARIO_2_COMMON)].role[0].role == Role.TRUNCATING
@@ -137,12 +137,12 @@ def test_scenario_2_in_twelve_steps_with_two_values():
     writes another value at the same offset; 12 steps, the depth bound of the
     divergence specs."""
     steps = ([("Produce", 0, "A")] + fetch(0, 1) + [("HandleFetch", 0, 1)]
-             + [("CheckpointHw", 0), ("FlushLog", 0), ("Crash", 1), ("Crash", 0),
+             + [("CheckpointHw", 0), ("FlushLog", 0), ("PowerLoss", 1), ("PowerLoss", 0),
                 ("Restart", 1), ("ElectLeader", 1), ("Produce", 1, "B"), ("Restart", 0)])
     assert len(steps) == 12
-    hw = ZkModel("hw_truncation", dict(Values=["A", "B"], CrashLimit=2))
+    hw = ZkModel("hw_truncation", dict(Values=["A", "B"], PowerLossLimit=2))
     assert not props(hw)["LogMatching"](replay(hw, steps)[-1])
-    le = ZkModel("leader_epoch", dict(Values=["A", "B"], CrashLimit=2))
+    le = ZkModel("leader_epoch", dict(Values=["A", "B"], PowerLossLimit=2))
     states = replay(le, steps + [("TruncateToLeaderEpochEnd", 0)])
     assert all(props(le)["LogMatching"](s) for s in states)
     assert states[-1].log[0] == ()

@@ -2,9 +2,11 @@
 
 Each test drives the model with named actions (Action(name, params)) and
 checks the effect the seeds describe: the two-phase HW propagation, commits
-and acknowledgements, ISR maintenance under the znode version, crash and
-recovery from the flushed log and checkpointed HW, both truncation rules,
-prompt elections, and the zombie leader of an expired session.
+and acknowledgements, ISR maintenance under the znode version, the three
+stops (power loss, process crash, controlled shutdown) and recovery from the
+flushed log and checkpointed HW, both truncation rules, elections racing
+with other steps (or prompt), and the zombie leader of an expired session.
+The controller (Election = controller) is tested in test_zk_controller.py.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from model.zk.model import ZkModel
 from model.zk.replica import end_offset_for_epoch
 from model.zk.state import NO_EPOCH, NO_LEADER, Acked, Record, ReplicaRole, Role
 
-B2 = dict(BrokerCount=2, ReplicationFactor=2, Values=["A", "B"], CrashLimit=2)
+B2 = dict(BrokerCount=2, ReplicationFactor=2, Values=["A", "B"], PowerLossLimit=2)
 
 
 def model(variant="hw_truncation", **overrides):
@@ -123,8 +125,8 @@ def test_shrink_only_a_lagging_follower_and_readd_when_fully_caught_up():
 
 def test_offset_out_of_range_truncates_to_the_leaders_leo():
     m = model(Values=["A"])
-    s = run(m, *COMMIT_A, ("CheckpointHw", 0), ("FlushLog", 0), ("Crash", 1), ("Restart", 1),
-            ("Crash", 0), ("ElectLeader", 1))
+    s = run(m, *COMMIT_A, ("CheckpointHw", 0), ("FlushLog", 0), ("PowerLoss", 1), ("Restart", 1),
+            ("PowerLoss", 0), ("ElectLeader", 1))
     assert s.log[1] == () and s.zk_partition.leader == 1
     s = step(m, s, "Restart", 0)
     # 0 recovers A with its checkpointed HW 1: truncating to the HW keeps it
@@ -140,14 +142,18 @@ def test_offset_out_of_range_truncates_to_the_leaders_leo():
 
 def test_crash_keeps_only_the_flushed_prefix_and_the_checkpointed_hw():
     m = model()
-    s = run(m, *COMMIT_A, ("FlushLog", 0), ("Produce", 0, "B"), ("CheckpointHw", 0), ("Crash", 0))
+    s = run(m, *COMMIT_A, ("FlushLog", 0), ("Produce", 0, "B"), ("CheckpointHw", 0), ("PowerLoss", 0))
     assert s.log[0] == (Record(NO_EPOCH, "A"),)  # B was not flushed
     assert s.ckpt_hw[0] == 1 and s.hw[0] == 0 and s.flushed[0] == 1
     assert not s.running[0] and 0 not in s.zk_live and s.role[0].role == Role.NONE
     # the leader's ephemeral entry went with its session, in a versioned write
     assert s.zk_partition.leader == NO_LEADER and s.zk_partition.version == 1
-    # elections are prompt: the only step is electing the live ISR member
-    assert names(m, s) == ["ElectLeader(1)"]
+    # the election races with everything else that is enabled ...
+    assert names(m, s) == ["ElectLeader(1)", "FlushLog(1)", "PowerLoss(1)",
+                           "ReceiveFetchResponse(1)", "Restart(0)"]
+    # ... unless elections are prompt: then it is the only step
+    prompt = model(PromptElection=True)
+    assert names(prompt, s) == ["ElectLeader(1)"]
     s = step(m, s, "ElectLeader", 1)
     assert s.zk_partition[:3] == (1, 1, frozenset({1}))  # dead members leave the ISR
     assert s.role[1] == ReplicaRole(Role.LEADER, 1, 1)
@@ -155,18 +161,18 @@ def test_crash_keeps_only_the_flushed_prefix_and_the_checkpointed_hw():
 
 
 def test_crash_limit_bounds_crashes():
-    m = model(CrashLimit=1)
-    s = run(m, ("Crash", 1))
-    assert not succ(m, s, "Crash", 0)
+    m = model(PowerLossLimit=1)
+    s = run(m, ("PowerLoss", 1))
+    assert not succ(m, s, "PowerLoss", 0)
     s = step(m, s, "Restart", 1)
-    assert not succ(m, s, "Crash", 1)
+    assert not succ(m, s, "PowerLoss", 1)
 
 
 def test_restart_hw_truncation_truncates_to_the_checkpointed_hw():
     m = model()
     s = run(m, *COMMIT_A, ("ReceiveFetchResponse", 1), ("Produce", 0, "B"),
             ("HandleFetch", 0, 1), ("ReceiveFetchResponse", 1), ("CheckpointHw", 1),
-            ("FlushLog", 1), ("Crash", 1))
+            ("FlushLog", 1), ("PowerLoss", 1))
     assert s.log[1] == (Record(NO_EPOCH, "A"), Record(NO_EPOCH, "B")) and s.ckpt_hw[1] == 1
     s = step(m, s, "Restart", 1)
     # r.hw = min(checkpointed HW 1, LEO 2); becomeFollower truncates to it
@@ -176,13 +182,13 @@ def test_restart_hw_truncation_truncates_to_the_checkpointed_hw():
 
 def test_restart_leader_epoch_asks_for_the_epoch_end_before_truncating():
     m = model("leader_epoch")
-    s = run(m, *COMMIT_A, ("FlushLog", 1), ("Crash", 1), ("Restart", 1))
+    s = run(m, *COMMIT_A, ("FlushLog", 1), ("PowerLoss", 1), ("Restart", 1))
     assert s.role[1] == ReplicaRole(Role.TRUNCATING, 0, 0) and len(s.log[1]) == 1
     assert not succ(m, s, "HandleFetch", 0, 1)  # no fetching before truncation
     s = step(m, s, "TruncateToLeaderEpochEnd", 1)
     assert s.role[1].role == Role.FOLLOWER and len(s.log[1]) == 1 and not s.truncated
     # an empty log has nothing to ask about
-    s = run(m, ("Crash", 1), ("Restart", 1))
+    s = run(m, ("PowerLoss", 1), ("Restart", 1))
     assert s.role[1] == ReplicaRole(Role.FOLLOWER, 0, 0)
 
 
@@ -198,9 +204,9 @@ def test_end_offset_for_epoch():
 def test_become_follower_on_leader_change():
     m = model(BrokerCount=3, ReplicationFactor=3, Values=["A"])
     s = run(m, ("Produce", 0, "A"), ("HandleFetch", 0, 1), ("ReceiveFetchResponse", 1),
-            ("Crash", 0))
+            ("PowerLoss", 0))
     # 1 or 2 may register first
-    assert names(m, s) == ["ElectLeader(1)", "ElectLeader(2)"]
+    assert [n for n in names(m, s) if "Elect" in n] == ["ElectLeader(1)", "ElectLeader(2)"]
     s = step(m, s, "ElectLeader", 1)
     assert s.role[2] == ReplicaRole(Role.FOLLOWER, 0, 0)  # not yet notified
     s = step(m, s, "BecomeFollower", 2)
@@ -211,10 +217,10 @@ def test_become_follower_on_leader_change():
 def test_unclean_election_only_when_no_isr_member_is_alive():
     for unclean in (False, True):
         m = model(Values=["A"], UncleanLeaderElection=unclean)
-        s = run(m, ("Produce", 0, "A"), ("ShrinkIsr", 0, 1), ("Crash", 0))
+        s = run(m, ("Produce", 0, "A"), ("ShrinkIsr", 0, 1), ("PowerLoss", 0))
         assert s.zk_partition.isr == {0} and s.zk_partition.leader == NO_LEADER
         if unclean:
-            assert names(m, s) == ["UncleanElectLeader(1)"]
+            assert [n for n in names(m, s) if "Elect" in n] == ["UncleanElectLeader(1)"]
             s = step(m, s, "UncleanElectLeader", 1)
             assert s.zk_partition[:3] == (1, 1, frozenset({1}))
             assert "UncleanElectLeader" in m.action_names
@@ -226,7 +232,7 @@ def test_unclean_election_only_when_no_isr_member_is_alive():
 # ---- ZooKeeper sessions and the znode version ---------------------------------------------
 
 def test_zombie_leader_cannot_write_the_isr_with_a_stale_version():
-    m = model(Values=["A"], CrashLimit=0, SessionExpiryLimit=1)
+    m = model(Values=["A"], PowerLossLimit=0, SessionExpiryLimit=1)
     s = run(m, ("Produce", 0, "A"), ("ExpireSession", 0), ("ElectLeader", 1))
     assert s.role[0].role == Role.LEADER and 0 not in s.zk_live  # a zombie
     assert s.zk_partition.version == 2 and s.leader_view[0].zk_version == 0
@@ -237,7 +243,7 @@ def test_zombie_leader_cannot_write_the_isr_with_a_stale_version():
 
 
 def test_without_the_version_check_the_zombie_overwrites_the_isr():
-    m = model(Values=["A"], CrashLimit=0, SessionExpiryLimit=1, ConditionalIsrUpdate=False)
+    m = model(Values=["A"], PowerLossLimit=0, SessionExpiryLimit=1, ConditionalIsrUpdate=False)
     s = run(m, ("Produce", 0, "A"), ("ExpireSession", 0), ("ElectLeader", 1),
             ("ShrinkIsr", 0, 1))
     assert s.zk_partition.leader == 1 and s.zk_partition.isr == {0}
@@ -271,7 +277,7 @@ def test_from_plain_round_trip(variant):
     (dict(Values=[]), "Values"),
     (dict(Values=["A", "A"]), "unique"),
     (dict(Values=["A", "B", "C", "D", "E"]), "Values"),
-    (dict(CrashLimit=-1), "CrashLimit"),
+    (dict(PowerLossLimit=-1), "PowerLossLimit"),
     (dict(UncleanLeaderElection=1), "UncleanLeaderElection"),
     (dict(Nonsense=1), "unknown constant"),
 ])

@@ -22,7 +22,7 @@ def preds(m):
 
 
 def base(variant="hw_truncation", **c):
-    m = ZkModel(variant, {"Values": ["A", "B"], "CrashLimit": 2, **c})
+    m = ZkModel(variant, {"Values": ["A", "B"], "PowerLossLimit": 2, **c})
     return m, m.init_states()[0]
 
 
@@ -39,10 +39,18 @@ def test_property_names_kinds_and_one_line_docs():
         "LeaderCompleteness", "NoAckedRecordLost", "LogMatching", "ValidState", "ValueAtOneOffset"]
     assert [p.name for p in props if p.kind == SOMETIMES] == [
         "RecordCommitted", "LeaderElected", "RecordTruncated", "IsrShrunk",
-        "AckedRecordSurvivedCrash", "SessionExpired"]
+        "AckedRecordSurvivedCrash", "SessionExpired", "AckedRecordLostToPowerLoss",
+        "ElectionRaced", "ZombieLeader"]
     assert all(p.doc and "\n" not in p.doc for p in props)
-    m, _ = base(CrashLimit=0)
+    m, _ = base(PowerLossLimit=0)
     assert "AckedRecordSurvivedCrash" not in {p.name for p in properties_for(m)}
+    # each fault's witness comes with the fault
+    m, _ = base(PowerLossLimit=0, ProcessCrashLimit=1, ControlledShutdownLimit=1,
+                UncleanLeaderElection=True, PromptElection=True, Election="controller",
+                ControllerFailoverLimit=1)
+    assert [p.name for p in properties_for(m) if p.kind == SOMETIMES][4:] == [
+        "AckedRecordSurvivedCrash", "PageCacheSurvivedCrash", "ControlledShutdownHappened",
+        "BrokerBounced", "ControllerFailedOver", "UncleanLeaderLacksAckedRecord"]
 
 
 def test_leader_completeness_checks_protected_records_only():
@@ -119,7 +127,7 @@ def test_the_znode_version_check_stops_a_zombie_leader(variant):
     """A leader whose ZooKeeper session expired keeps running. With the
     conditional ISR update it cannot shrink the ISR to commit alone; with a
     blind write it does, and acknowledges a record the new leader never gets."""
-    c = dict(Values=["A"], CrashLimit=0, SessionExpiryLimit=1)
+    c = dict(Values=["A"], PowerLossLimit=0, SessionExpiryLimit=1)
     model, props = registry.build("zk", variant, c)
     r = check(model, props)
     assert r.outcome == "pass" and r.exhausted and r.sometimes["SessionExpired"] is not None
@@ -151,17 +159,21 @@ def test_unclean_leader_election_trades_acknowledged_records_for_availability(va
     it is not guaranteed to have every committed message." The durability
     promise no longer covers such records (no ISR member is alive), so the
     protected properties hold; a leader lacking a record the down ISR member
-    still has on disk is reachable only with UncleanLeaderElection."""
+    still has on disk is reachable only with UncleanLeaderElection. (Prompt
+    elections: with one power loss the race alone breaks LeaderCompleteness,
+    test_zk_specs.py; specs/zk-leader_epoch-unclean-election.toml has the
+    race with process crashes.)"""
     prop = Property("LeaderHasWhatDownIsrKept", ALWAYS, _leader_lacks_a_record_a_down_isr_member_kept)
     for unclean in (False, True):
-        model, props = registry.build("zk", variant, dict(Values=["A"], CrashLimit=1,
-                                                          UncleanLeaderElection=unclean))
+        model, props = registry.build("zk", variant, dict(Values=["A"], PowerLossLimit=1,
+                                                          UncleanLeaderElection=unclean,
+                                                          PromptElection=True))
         assert check(model, props).outcome == "pass"
         r = check(model, [prop])
         if unclean:
             (v,) = r.violations
             assert [str(a) for a, _ in v.trace[1:]] == [
-                "Produce(0, A)", "ShrinkIsr(0, 1)", "FlushLog(0)", "Crash(0)",
+                "Produce(0, A)", "ShrinkIsr(0, 1)", "FlushLog(0)", "PowerLoss(0)",
                 "UncleanElectLeader(1)"]
         else:
             assert r.outcome == "pass" and r.exhausted
@@ -169,7 +181,7 @@ def test_unclean_leader_election_trades_acknowledged_records_for_availability(va
 
 @pytest.mark.parametrize("variant", ["hw_truncation", "leader_epoch"])
 def test_no_crash_no_violation_and_every_witness_seen(variant):
-    model, props = registry.build("zk", variant, dict(Values=["A"], CrashLimit=0,
+    model, props = registry.build("zk", variant, dict(Values=["A"], PowerLossLimit=0,
                                                       SessionExpiryLimit=1))
     r = check(model, props, CheckOptions())
     assert r.outcome == "pass" and r.exhausted
