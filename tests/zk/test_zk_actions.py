@@ -168,6 +168,77 @@ def test_crash_limit_bounds_crashes():
     assert not succ(m, s, "PowerLoss", 1)
 
 
+def test_process_crash_keeps_the_page_cache():
+    """ProcessCrash: the unflushed tail survives in the page cache; the
+    in-memory HW is lost, the session ends; the restart recovers the whole
+    log with the checkpointed HW."""
+    m = model(PowerLossLimit=0, ProcessCrashLimit=1)
+    s = run(m, *COMMIT_A, ("FlushLog", 0), ("Produce", 0, "B"), ("CheckpointHw", 0),
+            ("ProcessCrash", 0))
+    assert [r.value for r in s.log[0]] == ["A", "B"] and s.flushed[0] == 1  # B unflushed, kept
+    assert s.hw[0] == 0 and s.ckpt_hw[0] == 1 and not s.running[0]
+    assert s.zk_partition.leader == NO_LEADER and 0 not in s.zk_live
+    assert (s.faults.process_crashes, s.faults.power_losses) == (1, 0)
+    assert not succ(m, s, "ProcessCrash", 1)  # ProcessCrashLimit
+    s = step(m, s, "Restart", 0)
+    assert [r.value for r in s.log[0]] == ["A", "B"] and s.hw[0] == 1
+
+
+def test_power_loss_keeps_only_the_flushed_prefix_also_after_a_process_crash():
+    """A process-crashed broker's page cache may still be lost (the OS crashes
+    before writing it back): PowerLoss of the stopped broker drops the
+    unflushed tail then; once the OS wrote it back (FlushLog of the stopped
+    broker) there is nothing left to lose."""
+    m = model(PowerLossLimit=1, ProcessCrashLimit=1)
+    s = run(m, *COMMIT_A, ("FlushLog", 0), ("Produce", 0, "B"), ("ProcessCrash", 0))
+    lost = step(m, s, "PowerLoss", 0)
+    assert [r.value for r in lost.log[0]] == ["A"] and lost.faults.power_losses == 1
+    assert lost.flushed[0] == 1 and not lost.running[0]
+    flushed = step(m, s, "FlushLog", 0)  # the OS writes the page cache back
+    assert flushed.flushed[0] == 2 and not flushed.running[0]
+    assert not succ(m, flushed, "PowerLoss", 0)  # nothing unflushed: nothing to lose
+    # a running broker's power loss: the same fallback, one step
+    s = run(m, *COMMIT_A, ("FlushLog", 0), ("Produce", 0, "B"), ("PowerLoss", 0))
+    assert [r.value for r in s.log[0]] == ["A"] and s.zk_partition.leader == NO_LEADER
+    # the acknowledged A survives on 0's disk: 0 is still a keeper; B was never acked
+    assert s.acked == (Acked("A", frozenset({0, 1})),)
+
+
+def test_controlled_shutdown_flushes_and_checkpoints_first():
+    m = model(PowerLossLimit=0, ControlledShutdownLimit=1)
+    s = run(m, *COMMIT_A, ("Produce", 0, "B"), ("ControlledShutdown", 0))
+    assert [r.value for r in s.log[0]] == ["A", "B"] and s.flushed[0] == 2
+    assert s.ckpt_hw[0] == 1 and s.hw[0] == 0 and not s.running[0]
+    # registration: nobody moves leadership first; the leader entry goes with the session
+    assert s.zk_partition.leader == NO_LEADER and s.faults.shutdowns == 1
+    assert not succ(m, s, "ControlledShutdown", 1)  # ControlledShutdownLimit
+    assert "ElectLeader(1)" in names(m, s)
+    s = step(m, s, "Restart", 0)
+    assert [r.value for r in s.log[0]] == ["A", "B"] and s.hw[0] == 1
+
+
+def test_each_stop_is_named_only_with_its_limit():
+    assert {"PowerLoss", "Restart"} <= set(model().action_names)
+    none = model(PowerLossLimit=0)
+    assert not {"PowerLoss", "ProcessCrash", "ControlledShutdown", "Restart"} & set(
+        none.action_names)
+    assert {"ProcessCrash", "Restart"} <= set(model(PowerLossLimit=0, ProcessCrashLimit=1).action_names)
+
+
+def test_the_race_witness_is_set_while_an_election_waits_and_cleared_by_it():
+    m = model(Values=["A"])
+    s = run(m, *COMMIT_A, ("PowerLoss", 0))
+    assert not s.faults.raced
+    s = step(m, s, "Restart", 0)  # went first while ElectLeader(1) was due
+    assert s.faults.raced and s.role[0] == ReplicaRole(Role.NONE, NO_LEADER, -1)
+    s = step(m, s, "ElectLeader", 0)
+    assert not s.faults.raced and s.zk_partition[:3] == (0, 1, frozenset({0, 1}))
+    assert s.log[0] == ()  # the restarted leader, without A, leads again
+    prompt = model(Values=["A"], PromptElection=True)
+    s = run(prompt, *COMMIT_A, ("PowerLoss", 0))
+    assert names(prompt, s) == ["ElectLeader(1)"]
+
+
 def test_restart_hw_truncation_truncates_to_the_checkpointed_hw():
     m = model()
     s = run(m, *COMMIT_A, ("ReceiveFetchResponse", 1), ("Produce", 0, "B"),
@@ -252,9 +323,12 @@ def test_without_the_version_check_the_zombie_overwrites_the_isr():
 
 # ---- states survive the canonical encoding ---------------------------------------------
 
-@pytest.mark.parametrize("variant", ["hw_truncation", "leader_epoch"])
-def test_from_plain_round_trip(variant):
-    m = model(variant, SessionExpiryLimit=1)
+@pytest.mark.parametrize("variant, extra", [
+    ("hw_truncation", {}), ("leader_epoch", {}),
+    ("leader_epoch", dict(Election="controller", ControllerFailoverLimit=1, ProcessCrashLimit=1,
+                          ControlledShutdownLimit=1, UncleanLeaderElection=True))])
+def test_from_plain_round_trip(variant, extra):
+    m = model(variant, SessionExpiryLimit=1, **extra)
     frontier = m.init_states()
     seen = set(frontier)
     for _ in range(6):
@@ -278,6 +352,12 @@ def test_from_plain_round_trip(variant):
     (dict(Values=["A", "A"]), "unique"),
     (dict(Values=["A", "B", "C", "D", "E"]), "Values"),
     (dict(PowerLossLimit=-1), "PowerLossLimit"),
+    (dict(ProcessCrashLimit=True), "ProcessCrashLimit"),
+    (dict(PromptElection=0), "PromptElection"),
+    (dict(Election="zookeeper"), "Election must be one of registration, controller"),
+    (dict(Election="controller", BrokerEpochs="yes"), "BrokerEpochs must be one of"),
+    (dict(BrokerEpochs="kraft"), "BrokerEpochs needs Election"),
+    (dict(ControllerFailoverLimit=1), "ControllerFailoverLimit needs Election"),
     (dict(UncleanLeaderElection=1), "UncleanLeaderElection"),
     (dict(Nonsense=1), "unknown constant"),
 ])

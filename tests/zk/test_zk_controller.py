@@ -1,0 +1,193 @@
+"""Election = controller: the ZooKeeper-era controller (model/zk/controller.py).
+
+Driven action by action: the controller's reaction to a session loss (ISR
+shrink and election in one write, seed 002 section 2.8; the last ISR member
+stays), LeaderAndIsr requests and how a replica takes them, the bounce the
+0.8 controller never sees, BrokerEpochs kip380 / kraft, the controller
+failover, the controlled shutdown that moves leadership first, and prompt
+reactions.
+"""
+from __future__ import annotations
+
+from checker import registry
+from checker.engine import check
+from model.base import Action
+from model.zk.model import ZkModel
+from model.zk.state import NO_LEADER, Acked, LeaderAndIsr, ReplicaRole, Role
+
+C2 = dict(BrokerCount=2, ReplicationFactor=2, Values=["A"], Election="controller")
+COMMIT_A = (("Produce", 0, "A"), ("HandleFetch", 0, 1), ("ReceiveFetchResponse", 1),
+            ("HandleFetch", 0, 1))
+
+
+def model(variant="leader_epoch", **overrides):
+    return ZkModel(variant, {**C2, **overrides})
+
+
+def succ(m, s, name, *params):
+    return m.successors_of(s, Action(name, params))
+
+
+def step(m, s, name, *params):
+    out = succ(m, s, name, *params)
+    assert len(out) == 1, f"{name}{params}: {len(out)} successors"
+    return out[0]
+
+
+def run(m, *steps, state=None):
+    s = m.init_states()[0] if state is None else state
+    for name, *params in steps:
+        s = step(m, s, name, *params)
+    return s
+
+
+def names(m, s):
+    return sorted({str(a) for a, _ in m.successors(s)})
+
+
+def test_actions_of_the_controller_replace_the_registration():
+    m = model(ControllerFailoverLimit=1)
+    assert m.action_names[0] == "OnBrokerFailure" and m.action_names[-1] == "ControllerFailover"
+    assert {"ReceiveLeaderAndIsr", "OnBrokerStartup"} <= set(m.action_names)
+    assert not {"ElectLeader", "UncleanElectLeader", "BecomeFollower"} & set(m.action_names)
+    s = m.init_states()[0]
+    assert s.ctl_live == {0, 1} and s.ctl_stale == frozenset() and s.ctl_request == (None, None)
+
+
+def test_a_lost_leader_leaves_the_isr_and_the_controller_elects():
+    m = model()
+    s = run(m, *COMMIT_A, ("PowerLoss", 0))
+    # the leader entry is the controller's: it stays until the controller acts
+    assert s.zk_partition.leader == 0 and s.zk_partition.version == 0 and 0 not in s.zk_live
+    assert "OnBrokerFailure(0)" in names(m, s) and "Restart(0)" in names(m, s)  # they race
+    s = step(m, s, "OnBrokerFailure", 0)
+    assert s.zk_partition == (1, 1, frozenset({1}), 1) and s.ctl_live == {1}
+    assert s.ctl_request == (None, LeaderAndIsr(1, 1, frozenset({1}), 1))
+    assert s.role[1] == ReplicaRole(Role.FOLLOWER, 0, 0)  # not told yet
+    s = step(m, s, "ReceiveLeaderAndIsr", 1)
+    assert s.role[1] == ReplicaRole(Role.LEADER, 1, 1) and s.hw[1] == 1
+    assert s.leader_view[1].isr == {1} and s.leader_view[1].zk_version == 1
+    # the lost leader comes back and waits to be told
+    s = step(m, s, "Restart", 0)
+    assert s.role[0].role == Role.NONE and not s.ctl_stale
+    s = step(m, s, "OnBrokerStartup", 0)
+    assert s.ctl_live == {0, 1} and s.ctl_request[0] == LeaderAndIsr(1, 1, frozenset({1}), 1)
+    s = step(m, s, "ReceiveLeaderAndIsr", 0)
+    assert s.role[0] == ReplicaRole(Role.FOLLOWER, 1, 1)  # its log is empty: nothing to ask
+
+
+def test_a_lost_follower_leaves_the_isr_and_the_leader_learns_the_new_version():
+    m = model(Values=["A"])
+    s = run(m, ("Produce", 0, "A"), ("PowerLoss", 1), ("OnBrokerFailure", 1))
+    assert s.zk_partition == (0, 0, frozenset({0}), 1)  # same leader, same epoch
+    assert s.leader_view[0].isr == {0, 1} and s.hw[0] == 0  # the leader does not know yet
+    assert not succ(m, s, "ShrinkIsr", 0, 1)  # its version is stale: the write would fail
+    s = step(m, s, "ReceiveLeaderAndIsr", 0)
+    assert s.leader_view[0].isr == {0} and s.leader_view[0].zk_version == 1
+    assert s.hw[0] == 1 and s.acked == (Acked("A", frozenset({0})),)  # commits alone now
+
+
+def test_the_last_isr_member_stays_and_leads_again_when_it_returns():
+    m = model(Values=["A"])
+    s = run(m, ("Produce", 0, "A"), ("ShrinkIsr", 0, 1), ("PowerLoss", 0),
+            ("OnBrokerFailure", 0))
+    assert s.zk_partition == (NO_LEADER, 1, frozenset({0}), 2)  # "the last replica standing"
+    assert s.ctl_request == (None, None)  # nothing to tell about a partition with no leader
+    s = run(m, ("Restart", 0), ("OnBrokerStartup", 0), state=s)
+    assert s.zk_partition == (0, 2, frozenset({0}), 3)
+    assert s.ctl_request == (LeaderAndIsr(0, 2, frozenset({0}), 3),) * 2
+
+
+def test_unclean_election_by_the_controller():
+    m = model(Values=["A"], UncleanLeaderElection=True)
+    s = run(m, ("Produce", 0, "A"), ("ShrinkIsr", 0, 1), ("PowerLoss", 0),
+            ("OnBrokerFailure", 0))
+    assert s.zk_partition == (1, 1, frozenset({1}), 2) and s.faults.unclean_leader
+
+
+def test_the_08_controller_never_sees_a_bounce():
+    """The ABA of seed 002: the broker registers again before the controller
+    looked; /brokers/ids is as before. Nobody tells the restarted leader
+    anything, nobody elects: the partition is stuck, not lossy."""
+    m = model()
+    s = run(m, *COMMIT_A, ("PowerLoss", 0), ("Restart", 0))
+    assert s.ctl_stale == {0} and s.zk_partition.leader == 0 and s.log[0] == ()
+    assert not [a for a, _ in m.successors(s)
+                if a.name in ("OnBrokerFailure", "OnBrokerStartup", "Produce", "HandleFetch")]
+    assert s.role[0].role == Role.NONE  # the znode names it, but it does not lead
+
+
+def test_kip380_handles_a_bounce_it_sees_as_a_failure_and_a_startup():
+    m = model(BrokerEpochs="kip380")
+    s = run(m, *COMMIT_A, ("PowerLoss", 0), ("Restart", 0))
+    s = step(m, s, "OnBrokerFailure", 0)
+    assert s.zk_partition == (1, 1, frozenset({1}), 1) and s.ctl_live == {0, 1}
+    assert not s.ctl_stale
+    assert s.ctl_request == (LeaderAndIsr(1, 1, frozenset({1}), 1),) * 2
+
+
+def test_kraft_registration_waits_for_the_controller():
+    m = model(BrokerEpochs="kraft")
+    s = run(m, *COMMIT_A, ("PowerLoss", 0))
+    assert not succ(m, s, "Restart", 0)  # the old incarnation is not handled yet
+    s = run(m, ("OnBrokerFailure", 0), ("Restart", 0), state=s)
+    assert not s.ctl_stale and s.zk_partition.isr == {1}
+
+
+def test_a_new_controller_reads_zookeeper_afresh():
+    m = model(ControllerFailoverLimit=1)
+    s = run(m, *COMMIT_A, ("PowerLoss", 0), ("Restart", 0), ("ControllerFailover",))
+    # leader 0 is registered, so alive: every live replica is told so
+    assert s.ctl_stale == frozenset() and s.faults.failovers == 1
+    assert s.ctl_request == (LeaderAndIsr(0, 0, frozenset({0, 1}), 0),) * 2
+    s = step(m, s, "ReceiveLeaderAndIsr", 0)
+    assert s.role[0] == ReplicaRole(Role.LEADER, 0, 0) and s.log[0] == ()
+    # the follower already follows epoch 0: the request is stale for it
+    t = step(m, s, "ReceiveLeaderAndIsr", 1)
+    assert t.role[1] == s.role[1] and t.ctl_request[1] is None
+    assert not succ(m, t, "ControllerFailover")  # ControllerFailoverLimit
+    # a new controller handles the replicas that are not registered as failed
+    s = run(m, *COMMIT_A, ("PowerLoss", 0), ("ControllerFailover",))
+    assert s.zk_partition == (1, 1, frozenset({1}), 1) and s.ctl_live == {1}
+
+
+def test_a_controlled_shutdown_moves_leadership_first():
+    m = model(PowerLossLimit=0, ControlledShutdownLimit=1)
+    s = run(m, *COMMIT_A, ("ControlledShutdown", 0))
+    assert not s.running[0] and s.flushed[0] == 1 and s.ckpt_hw[0] == 1
+    assert s.zk_partition == (1, 1, frozenset({1}), 1) and s.ctl_live == {1}
+    assert s.ctl_request == (None, LeaderAndIsr(1, 1, frozenset({1}), 1))
+    assert "OnBrokerFailure(0)" not in names(m, s)  # the controller has handled it
+
+
+def test_prompt_controller_reactions():
+    m = model(PromptElection=True)
+    s = run(m, *COMMIT_A, ("PowerLoss", 0))
+    assert names(m, s) == ["OnBrokerFailure(0)"]
+    race = model()
+    t = step(race, s, "Restart", 0)  # went first while the reaction was due
+    assert t.faults.raced and step(race, t, "FlushLog", 1).faults.raced
+    u = step(race, s, "OnBrokerFailure", 0)  # the reaction clears it
+    assert not step(race, step(race, s, "FlushLog", 1), "OnBrokerFailure", 0).faults.raced
+    assert not u.faults.raced
+    assert not succ(race, t, "OnBrokerFailure", 0)  # 0 is registered again: nothing to handle
+
+
+def test_zombie_leader_under_the_controller():
+    """A leader whose session expired keeps leading until the controller
+    elects another; its ISR writes then fail on the znode version."""
+    m = model(PowerLossLimit=0, SessionExpiryLimit=1)
+    s = run(m, ("Produce", 0, "A"), ("ExpireSession", 0), ("OnBrokerFailure", 0),
+            ("ReceiveLeaderAndIsr", 1))
+    assert s.role[0] == ReplicaRole(Role.LEADER, 0, 0) and s.role[1] == ReplicaRole(Role.LEADER, 1, 1)
+    assert not succ(m, s, "ShrinkIsr", 0, 1)  # leader_view of 0: ISR {0, 1}, version 0 != 2
+    s = run(m, ("Reregister", 0), ("OnBrokerStartup", 0), ("ReceiveLeaderAndIsr", 0), state=s)
+    assert s.role[0] == ReplicaRole(Role.TRUNCATING, 1, 1)
+
+
+def test_every_property_holds_with_the_controller_and_each_fault():
+    for extra in (dict(ProcessCrashLimit=1, PowerLossLimit=1), dict(ControlledShutdownLimit=2),
+                  dict(SessionExpiryLimit=1, PowerLossLimit=1), dict(UncleanLeaderElection=True)):
+        model_, props = registry.build("zk", "leader_epoch", {**C2, **extra})
+        r = check(model_, props)
+        assert r.outcome == "pass" and r.exhausted, (extra, r.violations)
