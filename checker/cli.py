@@ -147,14 +147,32 @@ def _progress_printer(info: dict) -> None:
                f"{info['elapsed_s']:.0f}s", err=True)
 
 
+def same_trace_groups(violations: list) -> list[list]:
+    """Violations grouped by identical counterexample (several properties
+    broken by one trace are shown once, every property named), in order."""
+    groups: list[list] = []
+    for v in violations:
+        home = next((g for g in groups if not hasattr(v, "loop") and not hasattr(g[0], "loop")
+                     and len(g[0].trace) == len(v.trace) and g[0].trace == v.trace), None)
+        if home is None:
+            groups.append([v])
+        else:
+            home.append(v)
+    return groups
+
+
 def report_text(spec, result: CheckResult, run_dir: Path | None, model=None,
-                total_s: float | None = None) -> str:
+                total_s: float | None = None, full_state: bool = False) -> str:
     """The TLC-like human report (the model, when given, picks its trace view).
-    total_s: the command's time from its start (set-up included)."""
+    total_s: the command's time from its start (set-up included); full_state:
+    state 0 with every variable (the trace files always have it)."""
     from checker.liveness.report import liveness_lines, violation_text
     lines = []
-    for v in result.violations:
-        lines.append(violation_text(v, model) or trace_text(v.property, v.trace, model=model))
+    for group in same_trace_groups(result.violations):
+        v = group[0]
+        lines.append(violation_text(v, model) or trace_text(
+            v.property, v.trace, model=model, full_initial=full_state,
+            also=[o.property for o in group[1:]]))
     if result.outcome == "pass":
         bound = "" if result.exhausted else f" (within {steps(result.max_depth)})" \
             if result.max_depth is not None else ""
@@ -213,12 +231,14 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, model=None,
 @click.option("--property", "temporal", multiple=True, metavar="NAME",
               help="Check this temporal property (repeatable; replaces the spec's `properties`), "
                    "under the spec's fairness (default: the model's reference fairness).")
+@click.option("--full-state", is_flag=True,
+              help="Show state 0 with every variable on the console (the trace files always have it).")
 @click.option("--invariant", "-i", "invariants", multiple=True, metavar="NAME",
               help="Check this invariant (repeatable; replaces the spec's `invariants`; "
                    "the model's witnesses are still checked). `kmc list MODEL` names them.")
 def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
               as_json: bool, quiet: bool, max_memory, master, partitions, resume, temporal,
-              invariants) -> int:
+              full_state, invariants) -> int:
     """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
     import time
     from checker.liveness import config as liveness_config
@@ -289,7 +309,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
                                          if result.sometimes.get(n) is None]
     total_s = time.perf_counter() - started
     obj["total_time_s"] = round(total_s, 3)
-    click.echo(report_text(spec, result, run_dir, model=model, total_s=total_s), file=out)
+    click.echo(report_text(spec, result, run_dir, model=model, total_s=total_s, full_state=full_state),
+               file=out)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
     if engine == "spark" and spark_error is not None:

@@ -107,13 +107,19 @@ def encoded_state(state) -> str:
     return base64.b64encode(parts_to_bytes(encode_state(state))).decode("ascii")
 
 
-def trace_text(property_name: str, trace: list, header: str = "", model: Any = None) -> str:
+def trace_text(property_name: str, trace: list, header: str = "", model: Any = None,
+               full_initial: bool = True, also: Sequence[str] = ()) -> str:
     """Step 0 shows every variable; each later step its action and only the
     variables it changed. With `model`, the model's trace view renders it
-    (kraft: per-broker changes, messages sent / received, the lost record)."""
+    (kraft: per-broker changes, messages sent / received, the lost record);
+    full_initial and also (other properties the same trace violates): see
+    checker.views.base.TraceView.text."""
     if model is not None:
         from checker.views import view_for
-        return view_for(model).text(property_name, trace, header)
+        return view_for(model).text(property_name, trace, header, full_initial, also)
+    if also and not header:
+        header = (f"Invariants {', '.join([property_name, *also][:-1])} and {also[-1]} are violated "
+                  f"after {steps(len(trace) - 1)} (the same trace).")
     if not header:
         n = steps(len(trace) - 1)
         header = (f"Deadlock reached after {n}." if property_name == "Deadlock"

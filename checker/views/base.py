@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from checker import itf
 from checker.encoding import encode
-from checker.render import render_value
+from checker.render import render_value, steps
 
 
 @dataclass
@@ -73,7 +73,9 @@ class TraceView:
         """A short sentence saying what the step does ('' for none)."""
         return ""
 
-    def initial_lines(self, state) -> list[str]:
+    def initial_lines(self, state, full: bool = True) -> list[str]:
+        """State 0. full=False: what a person reads first (a view whose full
+        dump is long shortens it; the trace files keep it whole)."""
         return [f"{n} = {render_value(v)}" for n, v in zip(self.names(state), state)]
 
     def step_lines(self, prev, state, action) -> list[str]:
@@ -87,19 +89,27 @@ class TraceView:
             return f"Deadlock reached after {n}."
         return f"Invariant {prop} is violated after {n}."
 
-    def text(self, prop: str, trace: list, header: str = "") -> str:
-        """The readable counterexample: the initial state in full, then each
-        step's action and only what it changed, then what broke."""
+    def text(self, prop: str, trace: list, header: str = "", full_initial: bool = True,
+             also: Sequence[str] = ()) -> str:
+        """The readable counterexample: the initial state (in full, or as
+        initial_lines(full=False) says), then each step's action and only
+        what it changed, then what broke. also: other properties the same
+        trace violates (named in the header, each with its explanation)."""
+        props = [prop, *also]
+        if also and not header:
+            names = ", ".join(props[:-1]) + " and " + props[-1]
+            header = f"Invariants {names} are violated after {steps(len(trace) - 1)} (the same trace)."
         lines = [header or self.header(prop, trace)]
-        why = self.explain(prop, trace)
-        if why is not None and why.text:
-            lines.append(why.text)
+        for p in props:
+            why = self.explain(p, trace)
+            if why is not None and why.text:
+                lines.append(f"{p}: {why.text}" if also else why.text)
         lines.append("")
         prev = None
         for i, (action, state) in enumerate(trace):
             if prev is None:
                 lines.append("State 0: <initial state>")
-                body = self.initial_lines(state)
+                body = self.initial_lines(state, full_initial)
             else:
                 title = f"Step {i}: {self.step_title(action)}"
                 what = self.describe(action, prev, state)

@@ -379,13 +379,17 @@ class KraftView(TraceView):
         lines.append("in flight: " + ("; ".join(fmt_message(m) for m in msgs) if msgs else "nothing"))
         return lines
 
-    def text(self, prop: str, trace: list, header: str = "") -> str:
-        body = super().text(prop, trace, header)
+    def text(self, prop: str, trace: list, header: str = "", full_initial: bool = True,
+             also=()) -> str:
+        body = super().text(prop, trace, header, full_initial, also)
         last = trace[-1][1]
-        return (body + f"State after step {len(trace) - 1} (where {prop} fails), at a glance:\n"
-                + "\n".join("  " + line for line in self.summary_lines(last)) + "\n")
+        fails = " and ".join([prop, *also])
+        return (body + f"State after step {len(trace) - 1} (where {fails} fail{'' if also else 's'}), "
+                f"at a glance:\n" + "\n".join("  " + line for line in self.summary_lines(last)) + "\n")
 
-    def initial_lines(self, state) -> list[str]:
+    def initial_lines(self, state, full: bool = True) -> list[str]:
+        if not full:  # the trace files and --full-state keep every variable
+            return self.summary_lines(state) + ["(every variable: kmc check --full-state, or the run's trace-*.txt)"]
         head = self.summary_lines(state) + ["every variable:"]
         lines: list[str] = []
         for name, value in zip(self.names(state), state):
