@@ -294,6 +294,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     obj = summary(config, result, run_id=run_id, expect=spec.expect, engine=engine)
     if engine == "auto":  # where each level ran: "local" or "pool" (the parallel workers)
         obj["auto"] = auto_levels
+    _compare_with_expect(obj, spec, result, changed=bool(sets or depth is not UNSET or invariants or temporal))
     try:
         if engine == "spark":  # the engine made the run folder (levels, spark.log) already
             from checker.spark.cli import write_run_into
@@ -311,6 +312,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     obj["total_time_s"] = round(total_s, 3)
     click.echo(report_text(spec, result, run_dir, model=model, total_s=total_s, full_state=full_state),
                file=out)
+    if "expect_met" in obj:
+        click.echo("The run matches the spec's [expect]." if obj["expect_met"] else
+                   "The run does NOT match the spec's [expect]: " + "; ".join(obj["expect_problems"]) + ".",
+                   file=out)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
     if engine == "spark" and spark_error is not None:
@@ -334,6 +339,20 @@ def _model_listing(name: str, defn) -> dict:
             entry["views"] = {v: list(vs) for v, vs in (getattr(model, "views", None) or {}).items()}
         out["variants"].append(entry)
     return out
+
+
+def _compare_with_expect(obj: dict, spec, result: CheckResult, changed: bool) -> None:
+    """Did the run give what the spec's [expect] says (as kmc regress would
+    judge it)? In the summary, the report and on the console."""
+    if not spec.expect:
+        return
+    if changed:
+        obj["expect_note"] = "Not compared with [expect]: the command line changed the spec."
+        return
+    from checker.regress import compare
+    _, problems = compare(spec.expect, result)
+    obj["expect_met"] = not problems
+    obj["expect_problems"] = problems
 
 
 @cli.command("list")

@@ -36,7 +36,7 @@ h1{font-size:20px;margin:0 0 8px}h2{font-size:16px;margin:22px 0 8px;border-bott
 .fig span{color:#57606a;font-size:12px}
 table{border-collapse:collapse}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-tr.never td{background:#fdecea}tr.nonew td{background:#fff8c5}
+tr.never td{background:#fdecea}tr.nonew td{background:#fff8c5}tr.off td{color:#6a737d;background:#f6f8fa}
 .flag{font-weight:700;color:#c62828}.flag.warn{color:#9a6700}
 .bar{display:inline-block;height:9px;background:#0969da;vertical-align:middle}
 svg text{font:11px system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;fill:#57606a}
@@ -93,13 +93,19 @@ def growth_chart(per_level: list[int], width: int = 1000, height: int = 260,
     return "".join(parts)
 
 
-def coverage_table(generated: dict[str, int], distinct: dict[str, int], exhausted: bool) -> str:
+def coverage_table(generated: dict[str, int], distinct: dict[str, int], exhausted: bool,
+                   switched_off: dict[str, str] | None = None) -> str:
+    """Per action: generated, new states, a bar; actions the constants switch
+    off on purpose (a limit of 0) apart from those never enabled."""
+    off = switched_off or {}
     peak = max(generated.values(), default=0) or 1
     rows = ['<table id="coverage"><thead><tr><th>action</th><th class="num">generated</th>'
             '<th class="num">distinct (new)</th><th></th><th>note</th></tr></thead><tbody>']
     for name, gen in generated.items():
         dis = distinct.get(name, 0)
-        if gen == 0:
+        if gen == 0 and name in off:
+            cls, note = "off", f'<span class="muted">switched off: {_esc(off[name])}</span>'
+        elif gen == 0:
             cls, note = "never", '<span class="flag">never enabled</span>'
         elif dis == 0:
             cls, note = "nonew", '<span class="flag warn">enabled, never a new state</span>'
@@ -109,12 +115,16 @@ def coverage_table(generated: dict[str, int], distinct: dict[str, int], exhauste
         rows.append(f'<tr class="{cls}" data-action="{_esc(name)}"><td><code>{_esc(name)}</code></td>'
                     f'<td class="num">{gen:,}</td><td class="num">{dis:,}</td><td>{bar}</td><td>{note}</td></tr>')
     rows.append("</tbody></table>")
-    never = [n for n, g in generated.items() if g == 0]
+    never = [n for n, g in generated.items() if g == 0 and n not in off]
+    quiet = [n for n, g in generated.items() if g == 0 and n in off]
+    if quiet:
+        rows.append(f"<p class='muted'>{len(quiet)} action(s) switched off by the constants, on "
+                    f"purpose: {_esc(', '.join(f'{n} ({off[n]})' for n in quiet))}.</p>")
     if never:
         scope = "in the whole state space" if exhausted else "within this bound"
         rows.append(f"<p><span class='flag'>{len(never)} action(s) never enabled {scope}:</span> "
-                    f"{_esc(', '.join(never))}. Either the constants switch them off or the "
-                    f"model cannot reach them: check that this is intended.</p>")
+                    f"{_esc(', '.join(never))}. No limit constant switches them off: the model "
+                    f"does not reach them here; check that this is intended.</p>")
     return "".join(rows)
 
 
@@ -155,7 +165,16 @@ def run_report(summary: dict) -> str:
     out.append('<div class="figures">' + "".join(f'<div class="fig"><b>{v}</b><span>{_esc(k)}</span></div>'
                                                  for k, v in figs) + "</div>")
     if expect:
-        out.append(f"<p>Expected (the spec's [expect]): <code>{_esc(json.dumps(expect))}</code></p>")
+        met = summary.get("expect_met")
+        if met is True:
+            badge = '<span class="badge pass">MATCHES</span> '
+        elif met is False:
+            badge = ('<span class="badge violation">DOES NOT MATCH</span> '
+                     + _esc("; ".join(summary.get("expect_problems", []))) + ". ")
+        else:
+            badge = _esc(summary.get("expect_note", "")) + " " if summary.get("expect_note") else ""
+        out.append(f"<p id='expect'>{badge}Expected (the spec's [expect]): "
+                   f"<code>{_esc(json.dumps(expect))}</code></p>")
 
     if violations:
         out.append("<h2>Counterexamples</h2><ul>")
@@ -178,7 +197,7 @@ def run_report(summary: dict) -> str:
 
     out.append("<h2>Action coverage</h2>")
     out.append(coverage_table(summary.get("per_action_generated", {}), summary.get("per_action_distinct", {}),
-                              bool(summary.get("exhausted"))))
+                              bool(summary.get("exhausted")), summary.get("switched_off")))
 
     sometimes = summary.get("sometimes", {})
     if sometimes:

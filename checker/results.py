@@ -145,6 +145,9 @@ def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult
                                                                          summary_obj))
             except Exception as e:  # a rendering bug must not cost the run's results
                 errors.append(f"{v.property}: {type(e).__name__}: {e}")
+        off = getattr(model, "switched_off", None) if model is not None else None
+        if off is not None:  # actions the constants switch off on purpose (the report marks them)
+            summary_obj["switched_off"] = off()
         try:
             write_atomic(tmp_dir / "report.html", run_report(summary_obj))
         except Exception as e:

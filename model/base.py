@@ -77,6 +77,10 @@ class Model(Protocol):
         NamedTuples, frozensets kept), e.g. after it crossed a process."""
         ...
 
+    # Optional: switched_off() -> {action name: why}, the actions the
+    # constants switch off on purpose (a fault limit of 0), so that a run's
+    # report tells them from actions the model never reached.
+
 
 class ModelError(Exception):
     """Base of the errors a model raises."""

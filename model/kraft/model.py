@@ -70,6 +70,19 @@ class KraftModel:
              lambda st, reg, kinds, bud: st == R),
         ], ())
 
+    # the actions a limit constant bounds (each variant has those it names)
+    _LIMITED = {"FenceBroker": "FenceBrokerLimit", "PerformPartitionReassignment": "ReassignmentLimit",
+                "DataLossShutdown": "DataLossShutdownLimit", "NoDataLossShutdown": "NoDataLossShutdownLimit",
+                "UncleanShutdown": "UncleanShutdownLimit", "CleanShutdown": "CleanShutdownLimit",
+                "ControlledShutdown": "ControlledShutdownLimit", "ProcessCrash": "ProcessCrashLimit",
+                "PowerLoss": "PowerLossLimit"}
+
+    def switched_off(self) -> dict[str, str]:
+        """The actions whose limit constant is 0: off on purpose (model/base.py)."""
+        cfg = self.constants
+        return {a: f"{c} = 0" for a, c in self._LIMITED.items()
+                if a in self.action_names and cfg.get(c, 1) == 0}
+
     def _setup(self, variant, flags, cfg) -> None:
         """What every variant shares: constants and shared immutable values."""
         self.variant = variant
