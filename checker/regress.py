@@ -366,13 +366,22 @@ def table_row(path: Path, root: Path) -> dict[str, str]:
     _, every = registry.build(spec.model, spec.variant, spec.constants)
     n_always = sum(p.kind == "always" for p in every)
     checks = f"all {n_always} invariants" if len(always) == n_always else ", ".join(always)
+    if spec.properties:  # temporal properties (checker/liveness), under their fairness
+        fairness = spec.fairness if spec.fairness is not None else "reference"
+        checks = ", ".join(([checks] if checks else []) + list(spec.properties)) + (
+            f" (fairness: {fairness})" if isinstance(fairness, str) else
+            f" (fairness: {', '.join(fairness) or 'none'})")
     wanted = e.get("violated")
     names = [wanted] if isinstance(wanted, str) else list(wanted or [])
     if e.get("outcome") == "violation" or names:
         outcome = "violated: " + ", ".join(names) if names else "violation"
         depth = str(e["depth"]) if "depth" in e else "-"
+        if spec.properties and any(n in spec.properties for n in names):
+            outcome += " (a lasso: steps = its prefix + cycle)"
     elif e.get("outcome") == "pass":
         outcome = "pass, every reachable state" if spec.depth is None else f"pass within {spec.depth} steps"
+        if spec.properties:
+            outcome += " and every fair behaviour"
         depth = str(e["depth"]) if "depth" in e else ("all" if spec.depth is None else f"<= {spec.depth}")
     else:
         outcome, depth = "(no [expect])", "-"

@@ -5,8 +5,9 @@ same names and meaning, plus kmc's availability property.
 The reference checks them under `LivenessSpec == Init /\\ [][Next]_vars /\\
 Liveness`, where Liveness is weak fairness of eleven actions, each per broker
 (`\\A b \\in Brokers : WF_vars(BrokerStart(b)) /\\ ...`): REFERENCE_FAIRNESS,
-the default fairness of a spec that lists temporal properties. The faults
-(shutdowns, fencing, ISR shrinks, reassignment, writes) have no fairness.
+the default fairness of a spec that lists temporal properties (the storage
+variants add their progress steps: STORAGE_FAIRNESS). The faults (shutdowns,
+fencing, ISR shrinks, reassignment, writes) have no fairness.
 
 Two readings follow TLC's parse of the reference's text, not its comment:
 - AlterPartitionEpochEventuallyReachedOrZero is `[]<>(\\A b : P ~> Q)`: from
@@ -38,15 +39,24 @@ REFERENCE_FAIRNESS = (
     "WF:ReceiveAlterPartitionRequest", "WF:UnfenceBroker",
 )
 
+# The storage variants (kmc's own, model/kraft/storage.py, recovery.py) add the
+# steps that make progress there by the same criterion: the OS flushes dirty
+# pages, and an unclean recovery asks, is answered and completes.
+STORAGE_FAIRNESS = (
+    "WF:BackgroundFlush", "WF:ReceiveGetReplicaLogInfoRequest", "WF:ReceiveGetReplicaLogInfoResponse",
+    "WF:StartUncleanRecovery", "WF:CompleteUncleanRecovery",
+)
+
 REFERENCE_NAMES = ("EventuallyRuns", "EventuallyUnfenced", "AlterPartitionEpochEventuallyReachedOrZero",
                    "EventuallyMetadataConverges", "EventuallyWriteIsAcceptedOrRejected",
                    "EventuallyAcknowledgedValueFullyReplicated", "EventuallyReassignmentCompletes")
 
 
 def reference_fairness(model) -> list[str]:
-    """REFERENCE_FAIRNESS, less any action the model's variant does not have."""
+    """REFERENCE_FAIRNESS (and STORAGE_FAIRNESS), less the actions the model's
+    variant does not have."""
     names = set(model.action_names)
-    return [f for f in REFERENCE_FAIRNESS if f.split(":", 1)[1] in names]
+    return [f for f in REFERENCE_FAIRNESS + STORAGE_FAIRNESS if f.split(":", 1)[1] in names]
 
 
 # ---- the predicates (b is a broker id 1..n; tuples are indexed b - 1) -------------
