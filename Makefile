@@ -29,7 +29,7 @@ setup: $(STAMP)
 # (setup.py and checker/_native.c: the compiled hot path is rebuilt when they change)
 $(STAMP): pyproject.toml setup.py checker/_native.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q -e .
+	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
 # Exit code 1 (a property violated) is a result, not a failure of the run
