@@ -336,6 +336,10 @@ def _model_listing(name: str, defn) -> dict:
             entry["error"] = f"cannot build with the defaults: {' '.join(str(e).split())}"
         else:
             entry["properties"] = [{"name": p.name, "kind": p.kind, "doc": p.doc} for p in props]
+            from invariants.temporal import reference_fairness_for, temporal_properties_for
+            entry["properties"] += [{"name": t.name, "kind": t.kind, "form": t.form, "doc": t.doc}
+                                    for t in temporal_properties_for(model)]
+            entry["reference_fairness"] = reference_fairness_for(model)
             entry["views"] = {v: list(vs) for v, vs in (getattr(model, "views", None) or {}).items()}
         out["variants"].append(entry)
     return out
@@ -383,6 +387,12 @@ def list_cmd(model_name: str | None, as_json: bool) -> int:
             click.echo("    properties:")
             for p in props:
                 click.echo(f"      {p.name} [{p.kind}]" + (f": {p.doc}" if p.doc else ""))
+            from invariants.temporal import reference_fairness_for, temporal_properties_for
+            for t in temporal_properties_for(model):  # checker/liveness
+                click.echo(f"      {t.name} [temporal: {t.form}]" + (f": {t.doc}" if t.doc else ""))
+            fairness = reference_fairness_for(model)
+            if fairness:
+                click.echo(f"    reference fairness: {', '.join(fairness)}")
             views = getattr(model, "views", None) or {}
             for vname, variables in views.items():
                 click.echo(f"    view {vname}: {', '.join(variables)}")
