@@ -22,6 +22,8 @@ import click
 
 from checker import traces
 from checker.errors import EXIT_OK, SpecError
+from checker.liveness.lasso import lasso_html, lasso_itf, lasso_text
+from checker.liveness.report import lasso_of_run
 from checker.results import write_atomic
 
 _RUN_DIR = click.argument("run_dir", metavar="RUN_DIR", type=click.Path(path_type=Path))
@@ -61,7 +63,8 @@ def trace() -> None:
 def show_cmd(run_dir: Path, prop: str | None) -> int:
     """Print the counterexample: each step's action, then only what changed."""
     run, name, tr = _load(run_dir, prop)
-    _emit(traces.render_text(run.model, name, tr), None, None)
+    lasso = lasso_of_run(run.summary, name, tr)  # a temporal property's (checker/liveness)
+    _emit(lasso_text(lasso, run.model) if lasso else traces.render_text(run.model, name, tr), None, None)
     return EXIT_OK
 
 
@@ -73,7 +76,9 @@ def show_cmd(run_dir: Path, prop: str | None) -> int:
 def itf_cmd(run_dir: Path, prop: str | None, out: Path | None) -> int:
     """Print the counterexample in the Informal Trace Format (JSON)."""
     run, name, tr = _load(run_dir, prop)
-    obj = traces.render_itf(run.model, name, tr, run.summary)
+    lasso = lasso_of_run(run.summary, name, tr)
+    obj = (lasso_itf(lasso, run.model, run.summary) if lasso
+           else traces.render_itf(run.model, name, tr, run.summary))
     _emit(json.dumps(obj, indent=1) + "\n", out, None)
     return EXIT_OK
 
@@ -86,7 +91,9 @@ def itf_cmd(run_dir: Path, prop: str | None, out: Path | None) -> int:
 def html_cmd(run_dir: Path, prop: str | None, out: Path | None) -> int:
     """Write the counterexample as a self-contained HTML page."""
     run, name, tr = _load(run_dir, prop)
-    page = traces.render_html(run.model, name, tr, run.summary)
+    lasso = lasso_of_run(run.summary, name, tr)
+    page = (lasso_html(lasso, run.model, run.summary) if lasso
+            else traces.render_html(run.model, name, tr, run.summary))
     _emit(page, out, run.path / traces.file_names(name)["html"])
     return EXIT_OK
 

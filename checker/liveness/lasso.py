@@ -23,6 +23,7 @@ class LassoViolation(Violation):
     form: str = ""                # the property's form, e.g. "\\A b \\in Brokers : P ~> Q"
     fairness: list = field(default_factory=list)
     enabled_unfair: list = field(default_factory=list)  # at a stuttering state: enabled, not fair
+    full: str = ""                # the whole headline, when read back from a run (kmc trace)
 
     @property
     def stuttering(self) -> bool:
@@ -68,7 +69,7 @@ def describe_cycle(v: LassoViolation) -> str:
 
 
 def full_headline(v: LassoViolation) -> str:
-    return f"{v.headline} while {describe_cycle(v)}."
+    return v.full or f"{v.headline} while {describe_cycle(v)}."
 
 
 def header(v: LassoViolation) -> str:

@@ -43,6 +43,16 @@ def write_lasso(folder: Path, v: LassoViolation, model, summary_obj: dict, write
     return []
 
 
+def lasso_of_run(summary: dict, prop: str, trace: list) -> LassoViolation | None:
+    """A run's lasso for `prop` rebuilt from its summary entry (None: the
+    property's counterexample is not a lasso)."""
+    entry = next((e for e in summary.get("violations", []) if e.get("property") == prop), None)
+    if entry is None or entry.get("kind") != "liveness":
+        return None
+    return LassoViolation(prop, len(trace) - 1, trace, loop=int(entry.get("loop", len(trace) - 1)),
+                          instance=entry.get("instance", ""), full=entry.get("headline", ""))
+
+
 def violation_text(v, model) -> str | None:
     """The text of a lasso (None: not a lasso)."""
     return lasso_text(v, model) if is_lasso(v) else None

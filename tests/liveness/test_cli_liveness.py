@@ -196,3 +196,20 @@ def test_regress_checks_a_liveness_expectation(tmp_path):
     r = kmc("regress", folder)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("OK") >= 2
+
+
+def test_kmc_trace_renders_a_lasso_again(tmp_path):
+    fair = [f for f in TWOPHASE_FAIR if f != "WF:RMRcvAbortMsg"]
+    spec = twophase_spec(tmp_path, fair, ("EventuallyAllDecided",))
+    out = tmp_path / "res"
+    assert kmc("check", spec, "--out", out, "-q").returncode == 1
+    run = run_dir(out)
+    shown = kmc("trace", "show", run)
+    assert shown.returncode == 0, shown.stderr
+    assert "Temporal property EventuallyAllDecided is violated" in shown.stdout
+    assert "Stuttering: the behaviour stays in state 4 for ever." in shown.stdout
+    obj = json.loads(kmc("trace", "itf", run).stdout)
+    assert obj["loop"] == 4 and itf.validate(obj) == []
+    page = tmp_path / "again.html"
+    assert kmc("trace", "html", run, "-o", page).returncode == 0
+    assert 'id="loopback"' in page.read_text()
