@@ -44,22 +44,25 @@ dl.meta dt{font-weight:600}dl.meta dd{margin:0}
 .legend span{margin-right:14px;white-space:nowrap}
 .sw{display:inline-block;width:22px;height:0;border-top:2px solid #555;vertical-align:middle;margin-right:4px}
 .sw.dropped{border-top-style:dashed}.sw.inflight{border-top-style:dotted}
-main{display:flex;align-items:flex-start;padding:10px 12px 40px}
+main{display:flex;align-items:flex-start;padding:10px 8px 40px}
 #seqcol{position:relative;flex:none}
 #seq{display:block}
 table#steps{border-collapse:collapse;flex:none}
-#steps th,#steps td{border:1px solid var(--line);padding:4px 6px;vertical-align:top;text-align:left}
+#steps th,#steps td{border:1px solid var(--line);padding:3px 5px;vertical-align:top;text-align:left}
 #steps thead th{background:#f6f8fa;position:sticky;top:0;z-index:1;height:34px;vertical-align:middle}
 #steps td.n{font-weight:700;text-align:right;color:var(--muted);width:28px}
-#steps td.act{min-width:150px;max-width:210px}
-.aname{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:600;overflow-wrap:anywhere}
+#steps td.act{min-width:150px;max-width:222px}
+.aname{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:600;font-size:12px}
+.aname .nm{white-space:nowrap}
 .desc{color:var(--muted);font-size:12px}
-#steps td.cell{min-width:110px;max-width:260px;font-size:12px}
+#steps td.cell{min-width:100px;max-width:172px;font-size:12px}
 #steps td.cell.changed{background:#fffdf0}
 tr.step{cursor:pointer}
 tr.step:hover td{background:#f6f8fa}
 tr.step.sel td.n,tr.step.sel td.act{outline:2px solid #0969da;outline-offset:-2px}
 tr.step.violation td{background:var(--badbg)}
+tr.step.broke td.n,tr.step.broke td.act{box-shadow:inset 0 0 0 2px var(--bad)}
+.brokeat{margin:0 0 6px;font-size:15px;font-weight:600;color:var(--bad)}
 #steps td.cell.bad{box-shadow:inset 0 0 0 3px var(--bad)}
 .it{white-space:nowrap;margin-right:4px}
 .it .k{color:var(--muted)}
@@ -78,7 +81,7 @@ tr.detail td{background:#f6f8fa}
 tr.detail pre{margin:0;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap}
 #kmc-errors{margin:10px;padding:8px;border:2px solid var(--bad);white-space:pre-wrap}
 svg text{font:11px system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
-svg .lanelabel{font-weight:700;font-size:12px}
+svg .lanelabel{font-weight:700;font-size:11px}
 svg .msglabel{paint-order:stroke;stroke:#fff;stroke-width:3px;font-size:10px}
 svg .arrow:hover line,svg .arrow:hover path{stroke-width:3}
 tr.step.cycle td.n{box-shadow:inset 4px 0 0 #0969da}tr.step.cycle td{background:#f1f8ff}
@@ -106,7 +109,7 @@ DRAW = """
   var NS='http://www.w3.org/2000/svg';
   var COLORS={FetchRequest:'#0969da',FetchResponse:'#1a7f37',AlterPartitionRequest:'#bc4c00',
     AlterPartitionResponse:'#953800',RegisterBrokerRequest:'#8250df',RegisterBrokerResponse:'#6639ba'};
-  var LANE_W=80, LEFT=22;
+  var LANE_W=64, LEFT=18;
   function el(name,attrs,parent,text){var e=document.createElementNS(NS,name);
     for(var k in attrs){e.setAttribute(k,attrs[k]);} if(text!==undefined){e.textContent=text;}
     if(parent){parent.appendChild(e);} return e;}
@@ -118,7 +121,7 @@ DRAW = """
   function draw(){
     var svg=document.getElementById('seq'); if(!svg){return;}
     while(svg.firstChild){svg.removeChild(svg.firstChild);}
-    var lanes=data.lanes; if(!lanes.length){svg.setAttribute('width','0');document.documentElement.setAttribute('data-kmc-ready','1');return;}
+    var lanes=data.lanes; if(!lanes.length){svg.setAttribute('width','0');ready();return;}
     var table=document.getElementById('steps'); var top=table.getBoundingClientRect().top;
     var head=table.tHead.getBoundingClientRect();
     var width=LEFT+LANE_W*lanes.length; var height=table.getBoundingClientRect().height;
@@ -162,8 +165,11 @@ DRAW = """
       var c=el('circle',{'class':'actor',cx:String(lx(k)),cy:String(ys[i]),r:'5',
         fill:i===data.bad_step?'#c62828':'#24292f',stroke:'#fff','stroke-width':'1.5'},dg);
       el('title',{},c,'step '+i+': '+data.titles[i]);});
-    document.documentElement.setAttribute('data-kmc-ready','1');
+    ready();
   }
+  // drawn: the page's own width too (the tests check that it fits a 1400 px window)
+  function ready(){var d=document.documentElement;
+    d.setAttribute('data-kmc-width',String(d.scrollWidth)); d.setAttribute('data-kmc-ready','1');}
   function redraw(){try{draw();}catch(e){window.__kmcError('draw: '+e);}}
   document.addEventListener('click',function(ev){var t=ev.target;
     if(t.closest&&t.closest('tr.step')){var r=t.closest('tr.step'); var i=Number(r.dataset.step);
@@ -180,6 +186,16 @@ DRAW = """
   if(document.readyState==='loading'){document.addEventListener('DOMContentLoaded',start);} else {start();}
 })();
 """
+
+
+def _action_title(title: str) -> str:
+    """An action's name never breaks inside; its parameters may go to the next
+    line, after the name or a comma."""
+    name, paren, rest = title.partition("(")
+    out = f'<span class="nm">{_esc(name)}</span>'
+    if paren:
+        out += "<wbr>" + _esc(paren + rest).replace(",", ",<wbr>")
+    return out
 
 
 def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None,
@@ -219,6 +235,8 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
         out.append(f"<h1>Deadlock after {took}</h1>")
     else:
         out.append(f'<h1><span class="prop">{_esc(prop)}</span> violated after {took}</h1>')
+        if why is not None and why.broke_how:  # the step that broke it, when not the last one
+            out.append(f'<p class="brokeat" id="broke">The promise broke at {_esc(why.broke_how)}.</p>')
     if why is not None and why.text:
         out.append(f'<p class="explain" id="explain">{_esc(why.text)}</p>')
     doc = view.property_doc(prop)
@@ -253,12 +271,14 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
             cls = "step cycle" if i >= lasso["loop"] else "step"  # the cycle: loop..steps
         else:
             cls = "step violation" if i == steps and prop else "step"
+            if why is not None and why.broke_at == i and i != steps:
+                cls += " broke"
         if action is None:
             act = '<div class="aname">Initial state</div>'
             lines = view.initial_lines(state)
         else:
             desc = view.describe(action, prev, state)
-            act = (f'<div class="aname">{_esc(view.step_title(action))}</div>'
+            act = (f'<div class="aname">{_action_title(view.step_title(action))}</div>'
                    + (f'<div class="desc">{_esc(desc)}</div>' if desc else ""))
             lines = view.step_lines(prev, state, action) or ["(no variable changed)"]
         cells = view.cells(prev, state)

@@ -36,6 +36,11 @@ class Explanation:
 
     text: str
     columns: set[int] = field(default_factory=set)   # indices into columns()
+    # the step where the promise broke, when it is not the last one (for
+    # example the election of a leader that lacks a committed record,
+    # before that leader runs), and what it did, in a few words
+    broke_at: int | None = None
+    broke_how: str = ""
 
 
 class TraceView:

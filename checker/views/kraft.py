@@ -667,6 +667,26 @@ class KraftView(TraceView):
                         return f"offset {r.offset}, leader epoch {r.epoch}"
         return "offset unknown"
 
+    def _broke_at(self, trace: list, lead: int, values: list) -> tuple[int | None, str]:
+        """Where a leader lacking committed `values` came about: the step that
+        elected it in its leader epoch, if it lacked one of them then; else
+        the last step that took one of them from its log."""
+        md = trace[-1][1].con_partition_metadata
+        has = lambda s, v: any(r.value == v for r in s.partition_data[lead - 1].log)  # noqa: E731
+        for i, (action, s) in enumerate(trace):
+            m = s.con_partition_metadata
+            if i and m.leader == lead and m.leader_epoch == md.leader_epoch:
+                short = [v for v in values if not has(s, v)]
+                if short:
+                    return i, (f"step {i}, {self.step_title(action)}, made broker {lead} leader (leader "
+                               f"epoch {md.leader_epoch}) without the committed {', '.join(short)}")
+                break
+        for i in range(len(trace) - 1, 0, -1):
+            gone = [v for v in values if has(trace[i - 1][1], v) and not has(trace[i][1], v)]
+            if gone:
+                return i, f"step {i}, {self.step_title(trace[i][0])}, took {', '.join(gone)} from broker {lead}'s log"
+        return None, ""
+
     def explain(self, prop: str, trace: list) -> Explanation | None:
         s = trace[-1][1]
         acked = sorted(s.inv_pos_acked)
@@ -693,10 +713,14 @@ class KraftView(TraceView):
                                                 for r in lost)
                                     + ", already readable by consumers"
                                     if lost else ""))
+                lacking = list(dict.fromkeys(missing + [r.value for r in s.inv_consumed[d.leo - 1:true_hwm - 1]
+                                                        if not any(x == r for x in d.log)]))
+                at, how = self._broke_at(trace, lead, lacking)
                 text = (f"Committed data lost: the controller's leader, broker {lead} (leader epoch "
                         f"{md.leader_epoch}), is RUNNING but " + "; ".join(parts)
-                        + f". Its log: {fmt_log(d.log) if d.log else 'empty'}.")
-                return Explanation(text, {lead})
+                        + f". Its log: {fmt_log(d.log) if d.log else 'empty'}."
+                        + (f" The promise broke at {how}." if how else ""))
+                return Explanation(text, {lead}, at, how)
         if prop == "NoCommittedRecordLostGlobally":
             missing = [v for v in acked if not any(in_log(b, v) for b in self.brokers)]
             if missing:

@@ -34,8 +34,8 @@ def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=180)
 
 
-def dump_dom(tmp_path: Path, page: Path) -> tuple[str, str]:
-    r = chromium(tmp_path, "--virtual-time-budget=3000", "--dump-dom", page.as_uri())
+def dump_dom(tmp_path: Path, page: Path, *args: str) -> tuple[str, str]:
+    r = chromium(tmp_path, "--virtual-time-budget=3000", *args, "--dump-dom", page.as_uri())
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout, r.stderr
 
@@ -104,3 +104,19 @@ def test_generic_page_and_run_report_load_cleanly(diehard_run, lrs_run, tmp_path
     r = chromium(tmp_path, "--window-size=1200,1400", f"--screenshot={shot}",
                  (lrs_run / "report.html").as_uri())
     assert r.returncode == 0 and png_size(shot) == (1200, 1400)
+
+
+def test_trace_page_fits_a_1400px_window_and_names_where_the_promise_broke(lrs_run, tmp_path):
+    """At 1400 px the page needs no horizontal scroll; the headline names the
+    step that broke the promise (the election of broker 1 without A, step 6,
+    before the violation at step 7), that row is marked, and action names
+    never break inside (their parameters may go to the next line)."""
+    page = lrs_run / f"trace-{PROP}.html"
+    dom, stderr = dump_dom(tmp_path, page, "--window-size=1400,900")
+    assert_page_ran_cleanly(dom, stderr)
+    width = int(re.search(r'data-kmc-width="(\d+)"', dom).group(1))
+    assert width <= 1400, width
+    broke = re.search(r'<p class="brokeat" id="broke">([^<]*)</p>', dom).group(1)
+    assert broke.startswith("The promise broke at step 6, ReceiveBrokerRegRequest(1), made broker 1 leader")
+    assert re.search(r'<tr class="step broke" id="step-6"', dom)
+    assert '<div class="aname"><span class="nm">ReceiveBrokerRegRequest</span><wbr>(1)</div>' in dom
