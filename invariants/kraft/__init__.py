@@ -94,7 +94,14 @@ _STORAGE_WITNESSES = (
      "a broker registers again after an unclean stop", None),
     ("UncleanRecoveryReported", recovery.unclean_recovery_reported,
      "an unclean recovery elects a leader (a reported potential data-loss event)", (KIP966,)),
+    ("AckedRecordUnflushed", recovery.acked_record_unflushed,
+     "a positively acked record is not yet flushed on a running replica (a power loss there "
+     "drops acknowledged data)", None),
+    ("UncleanRecoveryLostData", recovery.unclean_recovery_lost_data,
+     "an unclean recovery elects a replica lacking committed records (reported lost)", (KIP966,)),
 )
+# the witnesses of unclean recovery, which UncleanRecoveryStrategy manual never starts
+_RECOVERY_WITNESSES = ("UncleanRecoveryReported", "UncleanRecoveryLostData")
 
 # The state variables each property reads (Property.reads: the engine checks
 # a successor only when one of them changed). Complete by test:
@@ -134,6 +141,8 @@ _READS = {
     "UnflushedRecords": ("broker_state", "partition_data", "partition_flushed"),
     "UncleanRestart": ("ghost_unclean",),
     "UncleanRecoveryReported": ("ghost_reported",),
+    "AckedRecordUnflushed": ("broker_state", "inv_pos_acked", "partition_data", "partition_flushed"),
+    "UncleanRecoveryLostData": ("ghost_reported",),
 }
 
 INVARIANT_NAMES = tuple(name for name, *_ in _INVARIANTS)
@@ -156,7 +165,7 @@ def kraft_properties(model) -> list[Property]:
              if variants is None or ctx.variant in variants]
     witnesses_ = _WITNESSES + (_STORAGE_WITNESSES if ctx.storage else ())
     if ctx.strategy == "manual":  # no unclean recovery can happen
-        witnesses_ = tuple(w for w in witnesses_ if w[0] != "UncleanRecoveryReported")
+        witnesses_ = tuple(w for w in witnesses_ if w[0] not in _RECOVERY_WITNESSES)
     for name, factory, doc, variants in witnesses_:
         if variants is not None and ctx.variant not in variants:
             continue

@@ -132,3 +132,35 @@ def unclean_recovery_reported(ctx: KraftContext):
         return s.ghost_reported.count > 0
 
     return UncleanRecoveryReported
+
+
+def acked_record_unflushed(ctx: KraftContext):
+    """AckedRecordUnflushed: a positively acknowledged record sits above the
+    flushed offset of a RUNNING replica (in its page cache only, there): a
+    power loss of that broker now drops acknowledged data (seed 000 section
+    5: the price of asynchronous flushing). Never reached under every_write."""
+
+    def AckedRecordUnflushed(s) -> bool:
+        acked = s.inv_pos_acked
+        if not acked:
+            return False
+        for bs, d, f in zip(s.broker_state, s.partition_data, s.partition_flushed):
+            if f < d.leo and bs.status == RUNNING:
+                for r in d.log[f - 1:]:
+                    if r.value in acked:
+                        return True
+        return False
+
+    return AckedRecordUnflushed
+
+
+def unclean_recovery_lost_data(ctx: KraftContext):
+    """UncleanRecoveryLostData: an unclean recovery elected a replica that
+    lacked committed records, and reported them (section 5.3.2: balanced
+    with MinISR lossy shutdowns, or proactive electing whoever answered)."""
+
+    def UncleanRecoveryLostData(s) -> bool:
+        return bool(s.ghost_reported.lost)
+
+    return UncleanRecoveryLostData
+

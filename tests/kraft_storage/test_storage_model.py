@@ -294,6 +294,34 @@ def test_data_loss_is_reported_flags_an_unreported_loss_only():
     assert not dl.predicate(s._replace(ghost_reported=s.ghost_reported._replace(lost=frozenset())))
 
 
+def test_acked_record_unflushed_marks_the_page_cache_window():
+    m, props = build_checked("kraft", "kip966_storage", {**B2})  # FlushPolicy async
+    (w,) = [p for p in props if p.name == "AckedRecordUnflushed"]
+    s = committed(m)  # A acknowledged, flushed nowhere
+    assert w.predicate(s) and not w.predicate(m.init_states()[0])
+    s = run(m, s, ("BackgroundFlush", 1))
+    assert w.predicate(s)  # still unflushed on broker 2
+    assert not w.predicate(run(m, s, ("BackgroundFlush", 2)))
+    every_write, props = build_checked("kraft", "kip966_storage", {**B2, "FlushPolicy": "every_write"})
+    (w,) = [p for p in props if p.name == "AckedRecordUnflushed"]
+    assert not w.predicate(committed(every_write))
+
+
+def test_unclean_recovery_lost_data_marks_a_reported_loss_only():
+    for strategy, lost in (("balanced", False), ("proactive", True)):
+        m, props = build_checked("kraft", "kip966_storage", {**B2, "UncleanRecoveryStrategy": strategy})
+        (w,) = [p for p in props if p.name == "UncleanRecoveryLostData"]
+        s = step(m, outage_and_restarts(m), "StartUncleanRecovery")
+        s = run(m, s, ("ReceiveGetReplicaLogInfoRequest", 1), ("ReceiveGetReplicaLogInfoRequest", 2),
+                ("ReceiveGetReplicaLogInfoResponse", 1))
+        if strategy == "balanced":
+            s = step(m, s, "ReceiveGetReplicaLogInfoResponse", 2)
+        s = step(m, s, "CompleteUncleanRecovery")
+        assert s.ghost_reported.count == 1 and w.predicate(s) == lost, strategy
+    _, manual = build_checked("kraft", "kip966_storage", {**B2, "UncleanRecoveryStrategy": "manual"})
+    assert "UncleanRecoveryLostData" not in {p.name for p in manual}
+
+
 def test_the_seeded_bug_is_caught_by_unclean_exclusion():
     m, props = build_checked("kraft", "kip966_storage",
                              {**B2, "PowerLossLimit": 0, "ProcessCrashLimit": 1,
