@@ -14,7 +14,7 @@ expressions, as ADR-015 writes them:
 - a model value (an IntEnum member) as its name, Nil (None) as "Nil".
 Which tuples are functions (e.g. over Brokers) and which records have fields
 that are absent rather than Nil is model knowledge: the model's trace view
-(checker.views) says so through itf_variable; the defaults here know none.
+(model/<name>/view.py) says so through itf_variable; the defaults here know none.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ canonical order), IntEnums by name, None as null; each step of a trace also
 carries "encoded", the state's canonical bytes (base64), from which
 `kmc trace` rebuilds the exact state (Model.from_plain) to render it again.
 
-A model's own trace view (checker/views) renders its traces more readably:
+A model's own trace view (model/<name>/view.py, found by checker.views) renders its traces more readably:
 pass `model=` to trace_text.
 """
 from __future__ import annotations
@@ -113,7 +113,7 @@ def trace_text(property_name: str, trace: list, header: str = "", model: Any = N
     variables it changed. With `model`, the model's trace view renders it
     (kraft: per-broker changes, messages sent / received, the lost record);
     full_initial and also (other properties the same trace violates): see
-    checker.views.base.TraceView.text."""
+    model.view.TraceView.text."""
     if model is not None:
         from checker.views import view_for
         return view_for(model).text(property_name, trace, header, full_initial, also)

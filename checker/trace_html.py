@@ -17,7 +17,7 @@ import html
 import json
 from typing import Any
 
-from checker.views.base import Explanation, TraceView
+from model.view import Explanation, TraceView
 
 
 def _esc(s: Any) -> str:

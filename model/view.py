@@ -1,5 +1,18 @@
-"""TraceView: the generic way to show a counterexample, for any model; a model's
-own view (checker/views/<model>.py) overrides what it can show better.
+"""How a model declares its presentation: TraceView, the generic way to show a
+counterexample of any model, and the value helpers a model's own view uses.
+
+A model package shows its traces better by a module `view.py` next to its
+code (model/kraft/view.py, model/zk/view.py) that subclasses TraceView and
+names the class `TRACE_VIEW` (or by a `trace_view()` method on the built
+model). It says which variables are per broker, what a record, a role or a
+message looks like, a sentence per action, the sequence diagram's lanes and
+arrows, and what was lost when a durability property breaks. The engine's
+renderers (checker/: text, HTML, ITF) are generic and read only this.
+
+This module imports nothing of checker/ (model/ never does): the canonical
+order of set elements is the engine's (checker.views installs it through
+use_order_key); a property's doc comes through `property_docs`, which the
+engine fills from invariants/.
 
 A trace is [(None, s0), (a1, s1), ...] as the engine returns it.
 """
@@ -7,11 +20,117 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from enum import IntEnum
+from typing import Any, Callable, Sequence
 
-from checker import itf
-from checker.encoding import encode
-from checker.render import render_value, steps
+
+# ---- value helpers (TLA+ scalars, sets in canonical order, ITF) -------------------
+
+def _fallback_key(v: Any):
+    return (type(v).__name__, repr(v))
+
+
+_order_key: Callable[[Any], Any] = _fallback_key
+
+
+def use_order_key(key: Callable[[Any], Any]) -> None:
+    """The engine's canonical order of set elements (checker.encoding.encode),
+    so that a view lists a set as the engine's JSON and ITF do."""
+    global _order_key
+    _order_key = key
+
+
+def set_order(s) -> list:
+    """A set's elements in canonical order."""
+    return sorted(s, key=_order_key)
+
+
+def encode(v: Any):
+    """The sort key of a value (the engine's canonical bytes once installed)."""
+    return _order_key(v)
+
+
+def steps(n: int) -> str:
+    """'1 step', '6 steps'."""
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
+def render_scalar(v: Any) -> str | None:
+    """Nil, TRUE, FALSE or a model value's name, as TLA+ writes them; None
+    for any other value."""
+    if v is None:
+        return "Nil"
+    if v is True:
+        return "TRUE"
+    if v is False:
+        return "FALSE"
+    if isinstance(v, IntEnum):
+        return v.name
+    return None
+
+
+def is_record(v: Any) -> bool:
+    return isinstance(v, tuple) and hasattr(v, "_fields")
+
+
+def render_value(v: Any) -> str:
+    """A value as TLA+ writes it: Name(field=value, ...), <<a, b>>, {a, b}."""
+    text = render_scalar(v)
+    if text is not None:
+        return text
+    if isinstance(v, str):
+        return '"' + v.replace('"', '\\"') + '"'
+    if is_record(v):
+        return f"{type(v).__name__}(" + ", ".join(
+            f"{f}={render_value(x)}" for f, x in zip(v._fields, v)) + ")"
+    if isinstance(v, tuple):
+        return "<<" + ", ".join(map(render_value, v)) + ">>"
+    if isinstance(v, (frozenset, set)):
+        return "{" + ", ".join(render_value(x) for x in set_order(v)) + "}"
+    return str(v)
+
+
+class itf:
+    """The Informal Trace Format's value shapes (Apalache ADR-015), for a
+    view's itf_variable (checker/itf.py writes the trace around them)."""
+
+    NIL = "Nil"
+
+    @staticmethod
+    def bigint(n: int) -> dict:
+        return {"#bigint": str(int(n))}
+
+    @staticmethod
+    def to_itf(v: Any, record: Callable[[Any], Any] | None = None) -> Any:
+        """A value's ITF expression with the generic shapes (tuples are
+        sequences); `record(v)` converts the records met inside."""
+        if v is None:
+            return itf.NIL
+        if v is True or v is False:
+            return v
+        if isinstance(v, IntEnum):
+            return v.name
+        if isinstance(v, int):
+            return itf.bigint(v)
+        if isinstance(v, str):
+            return v
+        if is_record(v):
+            if record is not None:
+                return record(v)
+            return {f: itf.to_itf(x) for f, x in zip(v._fields, v)}
+        if isinstance(v, tuple):
+            return [itf.to_itf(x, record) for x in v]
+        if isinstance(v, (frozenset, set)):
+            return {"#set": [itf.to_itf(x, record) for x in set_order(v)]}
+        if isinstance(v, float):
+            return v
+        return {"#unserializable": repr(v)}
+
+    @staticmethod
+    def fn_over(values, keys, convert: Callable[[Any], Any] | None = None) -> dict:
+        """A function [k \\in keys |-> values[i]] as an ITF map."""
+        convert = convert or itf.to_itf
+        return {"#map": [[itf.to_itf(k), convert(v)] for k, v in zip(keys, values)]}
 
 
 @dataclass
@@ -49,6 +168,9 @@ class TraceView:
 
     name = "generic"
 
+    # property name -> its one-line doc (the engine fills it from invariants/)
+    property_docs: dict[str, str] = {}
+
     def __init__(self, model: Any):
         self.model = model
         self.variables: tuple[str, ...] = tuple(getattr(model, "variables", ()) or ())
@@ -60,14 +182,7 @@ class TraceView:
 
     def property_doc(self, prop: str) -> str:
         """A property's one-line doc, if the model's properties give one."""
-        try:
-            from invariants.registry import properties_for
-            for p in properties_for(self.model):
-                if p.name == prop:
-                    return p.doc
-        except Exception:  # a view never fails a run for want of a doc
-            pass
-        return ""
+        return self.property_docs.get(prop, "")
 
     # ---- text --------------------------------------------------------------------
 
@@ -88,7 +203,6 @@ class TraceView:
         return [f"{n} = {render_value(b)}" for n, a, b in zip(self.names(state), prev, state) if a != b]
 
     def header(self, prop: str, trace: list) -> str:
-        from checker.render import steps
         n = steps(len(trace) - 1)
         if prop == "Deadlock":
             return f"Deadlock reached after {n}."

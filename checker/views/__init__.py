@@ -1,62 +1,61 @@
-"""Trace views: how a model's counterexample is shown to a person (text and
-HTML) and written for tools (ITF), by model name.
+"""Trace views: the registry that finds how a model shows its counterexamples.
 
-The hook for a new model is one module, checker/views/<model-name>.py, that
-subclasses TraceView and registers it:
-
-    from checker.views import TraceView, register
-
-    @register("zk")
-    class ZkView(TraceView):
-        lanes = ...            # override what the model can show better
-
-view_for(model) finds it: a view registered under model.name, else the module
-checker.views.<model.name> is imported (importing it registers the view),
-else the generic view (every variable as a column, a plain text diff, no
-sequence diagram). Views read states by field name only; they never change
-what the checker explores.
-
-What a view provides (all optional; the generic defaults work for any model):
-- text: step_title(action), step_lines(prev, state, action) -> the readable
-  lines of what changed;
-- ITF: itf_variable(name, value) -> the ITF JSON of one variable;
-- HTML: lanes() (sequence-diagram lanes, [] for none), in_flight(state) (the
-  set of messages in flight, diffed per step into sends and receives),
-  message_lanes(m), message_label(m) -> (short, full), actor_lane(action);
-  columns() and cells(prev, state) -> the per-step table (HTML snippets);
-  explain(property, trace) -> one sentence on what broke (the lost record).
+The presentation itself is the model's (docs/ARCHITECTURE.md, "How a model
+declares its presentation"): a model package's `view.py` (model/kraft/view.py,
+model/zk/view.py) subclasses model.view.TraceView and names it TRACE_VIEW, or
+the built model has a `trace_view()` method. A model with neither (the toys)
+gets the generic TraceView: every variable a column, a plain text diff, no
+sequence diagram. The renderers here (checker/render.py, trace_html.py,
+itf.py, traces.py) read only the view; this package holds no model knowledge.
 """
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from typing import Any
 
-from checker.views.base import Arrow, TraceView  # noqa: F401  (re-exported)
+from checker.encoding import encode
+from model import view as _model_view
+from model.view import Arrow, Explanation, TraceView  # noqa: F401  (re-exported)
 
-_VIEWS: dict[str, type] = {}
-
-
-def register(model_name: str) -> Callable[[type], type]:
-    """Class decorator: `cls` shows counterexamples of model `model_name`."""
-    def deco(cls: type) -> type:
-        _VIEWS[model_name] = cls
-        return cls
-    return deco
+# views list sets in the engine's canonical order (as the JSON and ITF do)
+_model_view.use_order_key(encode)
 
 
-def view_class(model_name: str) -> type:
-    if model_name not in _VIEWS:
-        try:
-            importlib.import_module(f"{__name__}.{model_name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{model_name}":
-                raise  # the view module exists but is broken: say so
-    return _VIEWS.get(model_name, TraceView)
+def _view_module(model: Any):
+    """The model package's view module (None: it has none)."""
+    module = type(model).__module__ if not isinstance(model, type) else model.__module__
+    package = module.rpartition(".")[0]
+    if not package:
+        return None
+    name = f"{package}.view"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name != name:
+            raise  # the view module exists but is broken: say so
+        return None
+
+
+def view_class(model: Any) -> type:
+    """The view class of a built model (or of its class)."""
+    mod = _view_module(model)
+    return getattr(mod, "TRACE_VIEW", TraceView) if mod is not None else TraceView
+
+
+def _property_docs(model: Any) -> dict[str, str]:
+    try:
+        from invariants.registry import properties_for
+        return {p.name: p.doc for p in properties_for(model)}
+    except Exception:  # a view never fails a run for want of a doc
+        return {}
 
 
 def view_for(model: Any) -> TraceView:
     """The trace view of a built model (the generic one if it has none)."""
-    return view_class(getattr(model, "name", ""))(model)
+    hook = getattr(model, "trace_view", None)
+    view = hook() if callable(hook) else view_class(model)(model)
+    view.property_docs = _property_docs(model)
+    return view
 
 
-__all__ = ["Arrow", "TraceView", "register", "view_class", "view_for"]
+__all__ = ["Arrow", "Explanation", "TraceView", "view_class", "view_for"]

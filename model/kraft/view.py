@@ -3,9 +3,9 @@ counterexample - who sent what to whom, each replica's log (offsets with
 leader epochs), LEO, HWM and role, the controller's leader, ISR, ELR and
 epochs, and which acknowledged record got lost.
 
-It reads the state layout of model/kraft/state.py by field name (checker/
-imports model/ only through the registry), so the few encodings it needs
-are restated here; tests/trace/test_views.py checks they still agree.
+It lives next to the model's code and reads its constants (model/ never
+imports checker/); the engine's renderers (checker/trace_html.py,
+checker/traces.py, checker/itf.py) find it through TRACE_VIEW.
 """
 from __future__ import annotations
 
@@ -13,14 +13,9 @@ import html
 from enum import IntEnum
 from typing import Any
 
-from checker import itf
-from checker.render import render_scalar
-from checker.views import register
-from checker.views.base import Explanation, TraceView
-
-NO_LEADER = -1     # model/kraft/state.py NO_LEADER
-CONTROLLER = 0     # model/kraft/messages.py CONTROLLER (a message's dest / source)
-INT_MAX = 10000    # model/kraft/state.py INT_MAX (aux_flo: no offset written yet)
+from model.kraft.messages import CONTROLLER  # a message's dest / source
+from model.kraft.state import INT_MAX, NO_LEADER  # noqa: F401  (INT_MAX: aux_flo, no offset written yet)
+from model.view import Explanation, TraceView, itf, render_scalar
 
 # variables that are TLA+ functions over Brokers (tuples indexed by b - 1);
 # the value is how deep: 2 for [b \in Brokers |-> [b1 \in Brokers |-> ...]]
@@ -269,7 +264,6 @@ def _esc(s: Any) -> str:
     return html.escape(str(s))
 
 
-@register("kraft")
 class KraftView(TraceView):
     name = "kraft"
 
@@ -798,3 +792,6 @@ class KraftView(TraceView):
             return Explanation(f"ISR and ELR are empty and the last-known ELR {fmt_set(md.last_known_elr)} "
                                f"has {len(md.last_known_elr)} member(s), not MinISR = {self.min_isr}.", {0})
         return super().explain(prop, trace)
+
+
+TRACE_VIEW = KraftView
