@@ -121,7 +121,6 @@ def read_spec_keys(spec, data: dict, path) -> None:
 def validate(spec, where: str | None = None) -> LivenessConfig | None:
     """The run's liveness configuration (None: no temporal property), every
     name, the fairness, the depth bound and the view checked."""
-    from model.base import Property  # noqa: F401  (the state properties' type)
     where = where if where is not None else str(spec.path)
     names = getattr(spec, "properties", None)
     fairness = getattr(spec, "fairness", None)

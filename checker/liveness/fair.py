@@ -305,7 +305,7 @@ class Analysis:
     def _cycle(self, comp: list[int], start: int, visit) -> list[int]:
         """A fair cycle through `start` inside `comp` (edge indices; [] for
         stuttering at start), grown greedily (module doc)."""
-        off, dst = self.g.off, self.g.dst
+        dst = self.g.dst
         ebit, en = self.ebit, self.en
         wf, sf = self.f.wf, self.f.sf
         inside = set(comp)

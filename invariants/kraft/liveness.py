@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from model.kraft.state import NO_LEADER, BrokerStatus, RegStatus, Role
 
-from invariants.kraft.common import context_of
+from invariants.kraft.common import KIP966, context_of
 from invariants.temporal import (AlwaysEventually, LeadsTo, TemporalProperty, per, register_temporal,
                                  single)
 
@@ -247,11 +247,15 @@ def _never_reassigned(_, s) -> str:
             f"{_set(md.removing)})")
 
 
-def _never_leader(_, s) -> str:
+def _never_leader(elr_variant: bool):
+    return lambda _, s: _never_leader_in(elr_variant, s)
+
+
+def _never_leader_in(elr_variant: bool, s) -> str:
     if s is None:
         return "the partition stays without a leader for ever"
     md = s.con_partition_metadata
-    elr = f" and ELR {_set(md.elr)}" if hasattr(md, "elr") else ""
+    elr = f" and ELR {_set(md.elr)}" if elr_variant else ""
     back = [b for b in sorted(md.replicas) if s.broker_state[b - 1].status == RUNNING
             and s.con_broker_reg[b - 1].status == UNFENCED]
     return (f"the partition stays without a leader for ever, though replica"
@@ -317,5 +321,5 @@ def kraft_temporal(model) -> list[TemporalProperty]:
             "fairness every stopped broker comes back (BrokerStart ... UnfenceBroker are fair), "
             "so this says: once its eligible replicas are back, the partition is available",
             ("con_partition_metadata",), "",
-            _never_leader),
+            _never_leader(ctx.variant == KIP966)),
     ]
