@@ -401,12 +401,13 @@ def list_cmd(model_name: str | None, as_json: bool) -> int:
 
 def _register_commands() -> None:
     # Commands that live in their own modules (they import nothing of this one).
-    from checker import regress, scenario, trace_cli
+    from checker import regress, scenario, simulate_cli, trace_cli
     from checker.liveness import export
     regress.register(cli)
     export.register(cli)
     trace_cli.register(cli)
     scenario.register(cli)
+    simulate_cli.register(cli)
 
 
 _register_commands()

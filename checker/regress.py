@@ -10,6 +10,8 @@ may be vacuous); `quick = true` puts the spec in the quick set
 that CI runs (`--quick`). Specs without [expect] are listed as skipped.
 Scenario files (checker/scenario.py, a worked example replayed step by step)
 found under SPEC_DIR are rows too, always in the quick set: every step must hold.
+So are simulation specs (a [simulate] table, checker/simulate_cli.py): random
+walks, a violation found within expect.within_s or expect.min_walks walks without.
 
 One table row per spec (spec, expected, got, time, OK / FAIL / ERROR / SKIP),
 optionally a JUnit XML file (--junit) that lists every spec found. Exit code:
@@ -154,6 +156,9 @@ def run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> 
     row = Row(spec=path, status=OK)
     if is_scenario(Path(path)):
         return run_scenario_file(path, t0)
+    from checker import simulate_cli
+    if simulate_cli.is_simulate_spec(Path(path)):  # random walks (kmc simulate), not BFS
+        return Row(**simulate_cli.regress_row(path, quick, timeout, out))
     try:
         spec: Spec = load_spec(path)
     except (KmcError, ModelConfigError) as e:
@@ -385,6 +390,9 @@ def table_row(path: Path, root: Path) -> dict[str, str]:
         depth = str(e["depth"]) if "depth" in e else ("all" if spec.depth is None else f"<= {spec.depth}")
     else:
         outcome, depth = "(no [expect])", "-"
+    from checker import simulate_cli
+    if simulate_cli.is_simulate_spec(path):  # random walks: the outcome says how it was reached
+        outcome, depth = (simulate_cli.table_cells(path, e)[k] for k in ("outcome", "depth"))
     return {"spec": name, "about": md(_first_sentence(spec.description)),
             "model": f"{spec.model}/{spec.variant}",
             "budget": md(fault_budget(spec.model, spec.variant, spec.constants)),
