@@ -107,8 +107,7 @@ DRAW = """
 (function(){
   var data=JSON.parse(document.getElementById('kmc-data').textContent);
   var NS='http://www.w3.org/2000/svg';
-  var COLORS={FetchRequest:'#0969da',FetchResponse:'#1a7f37',AlterPartitionRequest:'#bc4c00',
-    AlterPartitionResponse:'#953800',RegisterBrokerRequest:'#8250df',RegisterBrokerResponse:'#6639ba'};
+  var COLORS=data.colors||{};  // the view's message kinds -> colour
   var LANE_W=64, LEFT=18;
   function el(name,attrs,parent,text){var e=document.createElementNS(NS,name);
     for(var k in attrs){e.setAttribute(k,attrs[k]);} if(text!==undefined){e.textContent=text;}
@@ -301,7 +300,7 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
     out.append("</tbody></table></main>")
     out.append('<div id="kmc-errors" hidden></div>')
     data = {"lanes": lanes, "bad_step": steps if lasso is None else lasso["loop"], "titles": titles,
-            "actors": actors,
+            "actors": actors, "colors": dict(getattr(view, "kind_colors", {}) or {}),
             "arrows": [{"src": a.src, "dst": a.dst, "sent": a.sent, "end": a.end, "fate": a.fate,
                         "short": a.short, "full": a.full, "kind": a.kind} for a in arrows]}
     out.append(f'<script type="application/json" id="kmc-data">{_json_for_script(data)}</script>')

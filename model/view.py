@@ -170,6 +170,8 @@ class TraceView:
 
     # property name -> its one-line doc (the engine fills it from invariants/)
     property_docs: dict[str, str] = {}
+    # a message kind (message_kind, Arrow.kind) -> its colour on the diagram
+    kind_colors: dict[str, str] = {}
 
     def __init__(self, model: Any):
         self.model = model

@@ -266,6 +266,9 @@ def _esc(s: Any) -> str:
 
 class KraftView(TraceView):
     name = "kraft"
+    kind_colors = {"FetchRequest": "#0969da", "FetchResponse": "#1a7f37", "AlterPartitionRequest": "#bc4c00",
+                   "AlterPartitionResponse": "#953800", "RegisterBrokerRequest": "#8250df",
+                   "RegisterBrokerResponse": "#6639ba"}
 
     def __init__(self, model: Any):
         super().__init__(model)

@@ -12,7 +12,7 @@ _HERE = str(Path(__file__).parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from trace_helpers import DIEHARD, LRS, kmc_group, only_run_dir  # noqa: E402
+from trace_helpers import DIEHARD, LRS, ZK_LOSS, kmc_group, only_run_dir  # noqa: E402
 
 
 @pytest.fixture
@@ -37,5 +37,14 @@ def lrs_run(tmp_path_factory) -> Path:
 def diehard_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("diehard")
     result = CliRunner().invoke(kmc_group(), ["check", str(DIEHARD), "--out", str(out), "--quiet"])
+    assert result.exit_code == 1, result.output
+    return only_run_dir(out)
+
+
+@pytest.fixture(scope="session")
+def zk_run(tmp_path_factory) -> Path:
+    """results/<spec>/<run> of a zk data loss (LeaderCompleteness, 7 steps)."""
+    out = tmp_path_factory.mktemp("zk")
+    result = CliRunner().invoke(kmc_group(), ["check", str(ZK_LOSS), "--out", str(out), "--quiet"])
     assert result.exit_code == 1, result.output
     return only_run_dir(out)

@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LRS = ROOT / "specs" / "kraft-v3_5-last-replica-standing.toml"
 DIEHARD = ROOT / "specs" / "toy-diehard.toml"
 TWOPHASE = ROOT / "specs" / "toy-twophase.toml"
+ZK_LOSS = ROOT / "specs" / "zk-leader_epoch-data-loss.toml"  # LeaderCompleteness in 7 steps
 
 
 def kmc_group():

@@ -1,0 +1,126 @@
+"""The zk model's own trace view (model/zk/view.py): a column per broker named
+as the seeds name them (broker-0, ...), only what changed per step, fetches
+and elections on a sequence diagram, a headline naming the lost record and
+the step where the promise broke; text, ITF and the page in headless
+chromium. And the layering: model/ imports nothing of checker/."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from checker.engine import CheckOptions, check
+from checker.spec import load_spec
+from checker.views import view_for
+from model.zk.view import ZkView
+
+from test_browser import CHROMIUM, assert_page_ran_cleanly, dump_dom
+from trace_helpers import ROOT, ZK_LOSS
+
+PROP = "LeaderCompleteness"
+
+
+@pytest.fixture(scope="module")
+def zk_loss():
+    spec = load_spec(ZK_LOSS)
+    model, props = spec.build()
+    result = check(model, props, CheckOptions(max_depth=spec.depth))
+    (v,) = [v for v in result.violations if v.property == PROP]
+    return model, v.trace
+
+
+def test_model_imports_nothing_of_checker():
+    bad = []
+    for path in sorted((ROOT / "model").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            bad += [f"{path.relative_to(ROOT)}: {n}" for n in names if n == "checker" or n.startswith("checker.")]
+    assert bad == []
+
+
+def test_checker_holds_no_model_view():
+    """The Kafka presentation lives in model/: checker/views is a registry."""
+    assert sorted(p.name for p in (ROOT / "checker" / "views").glob("*.py")) == ["__init__.py"]
+    text = (ROOT / "checker" / "views" / "__init__.py").read_text() + (ROOT / "checker" / "trace_html.py").read_text()
+    for name in ("FetchRequest", "AlterPartition", "NO_LEADER", "broker-", "ZkWrite"):
+        assert name not in text, name
+
+
+def test_zk_text_names_brokers_changes_and_the_lost_record(zk_loss):
+    model, trace = zk_loss
+    view = view_for(model)
+    assert isinstance(view, ZkView)
+    text = view.text(PROP, trace)
+    lines = text.splitlines()
+    assert lines[0] == f"Invariant {PROP} is violated after 7 steps."
+    assert lines[1].startswith("Acknowledged data lost: the leader broker-0 (leader epoch 1) lacks the "
+                               "acknowledged record A (offset 0, leader epoch 0, still on broker-1)")
+    assert "The promise broke at step 7, ElectLeader(broker-0), made broker-0 leader" in lines[1]
+    assert "  broker-1: running, follower of broker-0 e0, log [], LEO 0, HW 0" in text
+    steps = re.findall(r"^Step (\d+): (\S+)\(", text, re.M)
+    assert [a for _, a in steps] == [a.name for a, _ in trace[1:]]
+    assert "Step 1: Produce(broker-0, A) - a producer writes A to leader broker-0" in text
+    assert "  broker-0: log + 0:A e0" in text
+    assert "FetchRequest broker-1 -> broker-0 (fetch offset 0)" in text
+    assert "sent: FetchResponse(offset 0, records [0:A e0], HW 0, leader LEO 1) broker-0 -> broker-1" in text
+    assert "  ZooKeeper znode: leader broker-0 -> none, version 0 -> 1" in text
+    # only what changed: step 3 (the follower appends) says nothing of broker-0
+    step3 = text.split("Step 3:")[1].split("Step 4:")[0]
+    assert "broker-0:" not in step3 and "broker-1: log + 0:A e0" in step3
+    assert "<<" not in text.split("every variable:")[1].split("Step 1:")[1]  # no raw tuples after state 0
+
+
+def test_zk_explanation_marks_the_leader_column_and_the_election(zk_loss):
+    model, trace = zk_loss
+    view = view_for(model)
+    why = view.explain(PROP, trace)
+    assert view.columns() == ["ZooKeeper", "broker-0", "broker-1", "producer"]
+    assert why.columns == {1} and why.broke_at == 7
+    assert len(view.cells(None, trace[0][1])) == len(view.columns())
+
+
+def test_zk_diagram_lanes_and_arrows(zk_loss):
+    model, trace = zk_loss
+    view = view_for(model)
+    assert view.lanes() == ["ZooKeeper", "broker-0", "broker-1"]
+    arrows = [(a.kind, a.src, a.dst, a.sent, a.end, a.fate) for a in view.arrows(trace)]
+    assert ("FetchRequest", 2, 1, 2, 2, "received") in arrows
+    assert ("FetchResponse", 1, 2, 2, 3, "received") in arrows
+    assert ("FetchResponse", 1, 2, 4, None, "in flight") in arrows
+    assert ("ZkWrite", 1, 0, 7, 7, "received") in arrows  # the election: broker-0 writes the znode
+    assert [view.actor_lane(a) for a, _ in trace[1:]] == [1, 1, 2, 1, 1, 1, 1]
+
+
+def test_zk_itf_maps_per_broker_variables_over_broker_ids(zk_run, kmc):
+    itf = json.loads((zk_run / f"trace-{PROP}.itf.json").read_text())
+    s0 = itf["states"][0]
+    assert s0["log"] == {"#map": [[{"#bigint": "0"}, []], [{"#bigint": "1"}, []]]}
+    assert s0["running"]["#map"][1] == [{"#bigint": "1"}, True]
+
+
+def test_kmc_trace_show_zk(zk_run, kmc):
+    r = kmc("trace", "show", zk_run)
+    assert r.exit_code == 0, r.output
+    assert "lacks the acknowledged record A" in r.output and "broker-1" in r.output
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="chromium is not installed")
+def test_zk_page_draws_lanes_and_arrows_and_fits_1400px(zk_run, tmp_path):
+    page = zk_run / f"trace-{PROP}.html"
+    dom, stderr = dump_dom(tmp_path, page, "--window-size=1400,900")
+    assert_page_ran_cleanly(dom, stderr)
+    width = int(re.search(r'data-kmc-width="(\d+)"', dom).group(1))
+    assert width <= 1400, width
+    lanes = re.findall(r'<g class="lane" data-lane="(\d)"><text[^>]*>([^<]*)</text>', dom)
+    assert lanes == [("0", "ZooKeeper"), ("1", "broker-0"), ("2", "broker-1")]
+    arrows = re.findall(r'<g class="arrow ([\w-]+)" data-from="(\d+)" data-to="(\d*)">', dom)
+    assert ("received", "2", "3") in arrows and ("in-flight", "4", "") in arrows
+    assert len(arrows) >= 6
+    assert len(re.findall(r'<tr class="step[ "]', dom)) == 8
+    broke = re.search(r'<p class="brokeat" id="broke">([^<]*)</p>', dom).group(1)
+    assert broke.startswith("The promise broke at step 7, ElectLeader(broker-0), made broker-0 leader")
+    assert "lacks the acknowledged record A" in dom
