@@ -264,7 +264,9 @@ class ZkView(TraceView):
     # ---- sequence diagram ------------------------------------------------------------
 
     def lanes(self) -> list[str]:
-        return ["controller" if self.controller else "ZooKeeper"] + [bname(b) for b in self.brokers]
+        # lane 0: ZooKeeper (znode writes and reads, registrations), with the controller
+        # when Election = controller (its LeaderAndIsr requests start there)
+        return ["ZK / ctl" if self.controller else "ZooKeeper"] + [bname(b) for b in self.brokers]
 
     def actor_lane(self, action) -> int | None:
         name = getattr(action, "name", "")
