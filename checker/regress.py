@@ -306,7 +306,9 @@ TABLE_BEGIN = "<!-- BEGIN kmc regress --markdown"
 TABLE_END = "<!-- END kmc regress --markdown -->"
 _SIZES = (("BrokerCount", "{} brokers"), ("InitReplicationFactor", "RF {}"),
           ("ReplicationFactor", "RF {}"), ("MinISR", "MinISR {}"), ("InitIsrSize", "ISR {}"))
-_ALWAYS_SHOWN = {"FlushPolicy": "flush {}", "UncleanRecoveryStrategy": "recovery {}"}
+# shown even at their default: what a reader must know to trust the row
+_ALWAYS_SHOWN = {"FlushPolicy": "flush {}", "UncleanRecoveryStrategy": "recovery {}",
+                 "PromptElection": "prompt elections {}", "Election": "election by {}"}
 
 
 def spec_group(path: Path, root: Path) -> str:
@@ -336,7 +338,7 @@ def fault_budget(model: str, variant: str, constants: dict) -> str:
             if value > 0:
                 parts.append(f"{name[:-len('Limit')]} {value}")
         elif name in _ALWAYS_SHOWN:
-            text = _ALWAYS_SHOWN[name].format(value)
+            text = _ALWAYS_SHOWN[name].format(str(value).lower() if isinstance(value, bool) else value)
             if value == "every_n" and "FlushEveryN" in constants:
                 text += f" (N {constants['FlushEveryN']})"
             elif value == "segment_roll" and "SegmentSize" in constants:
