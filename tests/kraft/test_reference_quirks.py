@@ -112,3 +112,23 @@ def test_minisr_1_with_two_values_is_checked_without_the_quirks(variant):
     r = _check(variant, ReferenceQuirks=False)
     assert r.exhausted and not r.violations
     assert r.sometimes["RecordCommitted"] is not None
+
+
+def test_the_quirk_free_specs_stop_as_before_with_the_quirks(tmp_path):
+    """specs/kraft-*-quirks-fixed.toml run without an evaluation error; the
+    same spec with ReferenceQuirks = true stops with one (exit 3), as TLC
+    would on the reference."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from checker.cli import cli
+    spec = Path(__file__).resolve().parents[2] / "specs" / \
+        "kraft-kip966-minisr1-two-values-lossy-quirks-fixed.toml"
+    base = ["check", str(spec), "--out", str(tmp_path), "--quiet", "--engine", "local"]
+    fixed = CliRunner().invoke(cli, base)
+    assert fixed.exit_code == 1, fixed.output  # the expected violation, no evaluation error
+    assert "NoCommittedRecordLostGlobally" in fixed.output and "evaluation error" not in fixed.output
+    quirky = CliRunner().invoke(cli, base + ["--set", "ReferenceQuirks=true"])
+    assert quirky.exit_code == 3, quirky.output
+    assert "evaluation error" in quirky.stderr and "WriteRecordToLeader" in quirky.stderr
