@@ -28,6 +28,9 @@ FIELD_NAMES = {"hw": "HW", "ckpt_hw": "checkpointed HW", "flushed": "flushed", "
                "fetch_response": "fetch response in flight", "ctl_request": "LeaderAndIsr in flight",
                "isr": "ISR", "leader_epoch": "leader epoch", "zk_version": "znode version",
                "follower_leo": "followers' LEOs", "version": "version"}
+LABELS = {"zk_live": "ZooKeeper live sessions", "ctl_live": "controller believes live",
+          "ctl_stale": "controller missed the bounce of", "written": "written",
+          "truncated": "ghost: some replica truncated"}
 CONTROLLER_ACTIONS = {"OnBrokerFailure", "OnBrokerStartup", "ControllerFailover"}
 DESCRIBE = {
     "Produce": "a producer writes {v} to leader {b}",
@@ -251,7 +254,7 @@ class ZkView(TraceView):
             elif name == "faults":
                 lines.append(_diff("faults and ghosts", a, b))
             else:
-                lines.append(f"{name}: {fmt(name, a)} -> {fmt(name, b)}")
+                lines.append(f"{LABELS.get(name, name)}: {fmt(name, a)} -> {fmt(name, b)}")
         return lines
 
     # ---- ITF -------------------------------------------------------------------------
