@@ -18,58 +18,21 @@ that are absent rather than Nil is model knowledge: the model's trace view
 """
 from __future__ import annotations
 
-from enum import IntEnum
 from typing import Any, Callable
 
 from checker.encoding import encode
+from model.view import itf as _shapes, use_order_key
 
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 NIL = "Nil"
 
 
-def bigint(n: int) -> dict:
-    return {"#bigint": str(int(n))}
-
-
-def is_record(v: Any) -> bool:
-    return isinstance(v, tuple) and hasattr(v, "_fields")
-
-
-def set_order(s) -> list:
-    """A set's elements in kmc's canonical order (their canonical encodings)."""
-    return sorted(s, key=encode)
-
-
-def to_itf(v: Any, record: Callable[[Any], Any] | None = None) -> Any:
-    """The ITF expression of a value with the generic shapes (tuples are
-    sequences). `record(v)`, if given, converts the records met inside (a
-    view's hook for its own field rules); it gets the record and returns JSON."""
-    if v is None:
-        return NIL
-    if v is True or v is False:
-        return v
-    if isinstance(v, IntEnum):
-        return v.name
-    if isinstance(v, int):
-        return bigint(v)
-    if isinstance(v, str):
-        return v
-    if is_record(v):
-        if record is not None:
-            return record(v)
-        return {f: to_itf(x) for f, x in zip(v._fields, v)}
-    if isinstance(v, tuple):
-        return [to_itf(x, record) for x in v]
-    if isinstance(v, (frozenset, set)):
-        return {"#set": [to_itf(x, record) for x in set_order(v)]}
-    if isinstance(v, float):
-        return v
-    return {"#unserializable": repr(v)}
-
-
-def fn_over(values, keys, convert: Callable[[Any], Any] = to_itf) -> dict:
-    """A function [k \\in keys |-> values[i]] as an ITF map."""
-    return {"#map": [[to_itf(k), convert(v)] for k, v in zip(keys, values)]}
+# The value shapes are the model views' own (model/view.py: a view's
+# itf_variable builds on them), with sets in the engine's canonical order.
+use_order_key(encode)
+bigint = _shapes.bigint
+to_itf = _shapes.to_itf
+fn_over = _shapes.fn_over
 
 
 def trace_itf(trace: list, variables, variable: Callable[[str, Any], Any], meta: dict,

@@ -18,49 +18,12 @@ from enum import IntEnum
 from typing import Any, Sequence
 
 from checker.encoding import encode, encode_state, parts_to_bytes
+from model.view import is_record, render_value, set_order, steps, use_order_key
 
 
-def steps(n: int) -> str:
-    """'1 step', '6 steps' (every report says it this way)."""
-    return f"{n} step" if n == 1 else f"{n} steps"
-
-
-def _is_namedtuple(v: Any) -> bool:
-    return isinstance(v, tuple) and hasattr(v, "_fields")
-
-
-def _set_order(s) -> list:
-    return sorted(s, key=encode)
-
-
-def render_scalar(v: Any) -> str | None:
-    """Nil, TRUE, FALSE or a model value's name, as TLA+ writes them; None
-    for any other value."""
-    if v is None:
-        return "Nil"
-    if v is True:
-        return "TRUE"
-    if v is False:
-        return "FALSE"
-    if isinstance(v, IntEnum):
-        return v.name
-    return None
-
-
-def render_value(v: Any) -> str:
-    text = render_scalar(v)
-    if text is not None:
-        return text
-    if isinstance(v, str):
-        return '"' + v.replace('"', '\\"') + '"'
-    if _is_namedtuple(v):
-        return f"{type(v).__name__}(" + ", ".join(
-            f"{f}={render_value(x)}" for f, x in zip(v._fields, v)) + ")"
-    if isinstance(v, tuple):
-        return "<<" + ", ".join(map(render_value, v)) + ">>"
-    if isinstance(v, (frozenset, set)):
-        return "{" + ", ".join(render_value(x) for x in _set_order(v)) + "}"
-    return str(v)
+# TLA+-style text of values: the model views' own (model/view.py), with sets
+# in the engine's canonical order
+use_order_key(encode)
 
 
 def to_json(v: Any) -> Any:
@@ -70,12 +33,12 @@ def to_json(v: Any) -> Any:
         return v.name
     if isinstance(v, (int, float, str)):
         return v
-    if _is_namedtuple(v):
+    if is_record(v):
         return {f: to_json(x) for f, x in zip(v._fields, v)}
     if isinstance(v, tuple):
         return [to_json(x) for x in v]
     if isinstance(v, (frozenset, set)):
-        return [to_json(x) for x in _set_order(v)]
+        return [to_json(x) for x in set_order(v)]
     return repr(v)
 
 
@@ -129,7 +92,7 @@ def trace_text(property_name: str, trace: list, header: str = "", model: Any = N
     for i, (action, state) in enumerate(trace):
         names = _variables(state)
         if prev is None:
-            lines.append(f"State 0: <initial state>")
+            lines.append("State 0: <initial state>")
             shown = range(len(names))
         else:
             lines.append(f"Step {i}: {action}")
