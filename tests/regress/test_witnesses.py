@@ -224,18 +224,11 @@ def test_a_bad_scenario_witness_is_bad_input(tmp_path, value, words):
 
 # -- every passing Kafka spec shows its fault happened --
 
-# specs still being reworked elsewhere (issue 14, items 1-3): they join this
-# check once they list their witnesses
-PENDING = ("storage/*.toml",)
-
-
 def test_every_passing_kafka_spec_lists_a_witness():
     from checker.regress import is_scenario
     missing = []
     for path in sorted(SPECS.rglob("*.toml")):
         rel = path.relative_to(SPECS)
-        if any(rel.match(p) for p in PENDING):
-            continue
         if is_scenario(path):
             import tomllib
             if not tomllib.loads(path.read_text()).get("sometimes"):
