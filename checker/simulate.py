@@ -424,6 +424,9 @@ class Totals:
         elapsed = time.time() - self.started
         return {"walks": self.walks, "steps": self.steps, "distinct": self.distinct,
                 "depth": max(self.lengths, default=0), "elapsed_s": elapsed,
+                "actions_taken": sum(1 for n in self.action_names if self.per_action_taken.get(n)),
+                "actions": len(self.action_names),
+                "depths_reached": len(self.per_depth_distinct),
                 "steps_per_s": self.steps / elapsed if elapsed > 0 else 0.0,
                 "walks_per_s": self.walks / elapsed if elapsed > 0 else 0.0,
                 "where": dict(self.where)}

@@ -317,6 +317,7 @@ def progress_line(info: dict) -> None:
     click.echo(f"kmc: simulate: {info['walks']:,} walks, {info['steps']:,} steps "
                f"({info['steps_per_s']:,.0f} steps/s, {info['walks_per_s']:,.1f} walks/s), "
                f"{info['distinct']:,} distinct, deepest walk {steps(info['depth'])}, "
+               f"{info['actions_taken']}/{info['actions']} actions taken, "
                f"{info['elapsed_s']:.0f}s" + (f" (batches: {where})" if where else ""), err=True)
 
 

@@ -168,3 +168,12 @@ def test_pure_python_twins_and_wide_fingerprints_walk_the_same_walks(tmp_path):
     wide.write_text(KIP966_LOSS.read_text().replace('variant = "kip966_storage"',
                                                      'variant = "kip966_storage"\nfingerprint = "xxh3_128"'))
     assert run(wide) == native
+
+
+def test_no_shrink_writes_the_walk_as_walked(tmp_path):
+    r = invoke("simulate", KIP966_LOSS, "--no-shrink", "--swarm", "--seed", "1", "--out", tmp_path, "--json", "-q")
+    assert r.exit_code == 1, r.stderr
+    s = summary_of(r)
+    assert s["depth"] == s["simulate"]["first_violation"]["walk_steps"] and "shrink" not in s["simulate"]
+    assert s["simulate"]["swarm"] is True
+    assert not list((tmp_path / KIP966_LOSS.stem).glob("*/walk-*"))
