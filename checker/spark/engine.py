@@ -44,6 +44,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -388,11 +389,14 @@ class SparkSearch:
         except KeyboardInterrupt:
             try:
                 self.spark.sparkContext.cancelAllJobs()
-            finally:
-                raise
+            except Exception:  # noqa: BLE001 - the gateway call the interrupt broke
+                pass
+            raise
         except (SparkUnavailableError, ExecutorSetupError, SparkJobError):
             raise
         except Exception as e:  # noqa: BLE001 - Py4JJavaError, AnalysisException, ...
+            if _SigintWatch.seen:  # a Ctrl-C broke the gateway call: the interrupt it is
+                raise KeyboardInterrupt from None
             log = sparksession.log_path()
             raise SparkJobError(f"Spark job failed while {what}: {_one_line(_python_error_line(str(e)))}"
                                 + (f" (Spark's log: {log})" if log else "")) from None
@@ -777,7 +781,8 @@ class SparkSearch:
 
     def run(self) -> CheckResult:
         try:
-            return self._run()
+            with _SigintWatch():
+                return self._run()
         except (SparkUnavailableError, ExecutorSetupError) as e:
             raise self._failed_start(e) from None
         finally:
@@ -923,6 +928,34 @@ class SparkSearch:
             peak_memory_kb=peak_memory_kb(),
             collision_probability=collision_probability(distinct, totals.generated, bits),
         )
+
+
+class _SigintWatch:
+    """Notes a Ctrl-C (then interrupts as Python does): a gateway call it
+    breaks may fail as a Py4JError ("Answer from Java side is empty")
+    before the KeyboardInterrupt surfaces, and that is still an interrupt."""
+
+    seen = False
+
+    def __enter__(self):
+        import signal
+        _SigintWatch.seen = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    @staticmethod
+    def _handle(signum, frame):
+        _SigintWatch.seen = True
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        import signal
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
 
 
 class _InDriver:
