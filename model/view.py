@@ -69,6 +69,27 @@ def render_scalar(v: Any) -> str | None:
     return None
 
 
+def promise_broke_at(trace: list, title: Callable[[Any], str], elected: Callable[[Any], bool],
+                     has: Callable[[Any, Any], bool], values: Sequence, who: str, epoch: int,
+                     word: str) -> tuple[int | None, str]:
+    """Where a leader lacking `values` came about, for a headline: the step
+    that made `who` leader in its final epoch (elected(state)) if it lacked
+    one of them then; else the last step that took one of them from its log
+    (has(state, value)). (None, "") when neither."""
+    for i, (action, s) in enumerate(trace):
+        if i and elected(s):
+            short = [v for v in values if not has(s, v)]
+            if short:
+                return i, (f"step {i}, {title(action)}, made {who} leader (leader epoch {epoch}) "
+                           f"without the {word} {', '.join(short)}")
+            break
+    for i in range(len(trace) - 1, 0, -1):
+        gone = [v for v in values if has(trace[i - 1][1], v) and not has(trace[i][1], v)]
+        if gone:
+            return i, f"step {i}, {title(trace[i][0])}, took {', '.join(gone)} from {who}'s log"
+    return None, ""
+
+
 def is_record(v: Any) -> bool:
     return isinstance(v, tuple) and hasattr(v, "_fields")
 

@@ -350,36 +350,8 @@ class SparkSearch:
                 and P is not None)
 
     def _preflight(self, spark) -> None:
-        """Every executor slot builds the model once, within a time limit;
-        through a shuffle, so that the JVM's shuffle path is warm too."""
-        sc = spark.sparkContext
-        n = max(1, sc.defaultParallelism)
-        group = f"kmc-preflight-{os.getpid()}-{time.monotonic_ns()}"
-
-        def run():
-            sc.setJobGroup(group, "kmc preflight", interruptOnCancel=True)
-            try:
-                return (sc.parallelize(range(n), n)
-                        .mapPartitionsWithIndex(partial(tasks.preflight, self.cfg))
-                        .map(lambda answer: (0, answer)).partitionBy(1).values().collect())
-            finally:
-                sc.setLocalProperty("spark.jobGroup.id", None)
-
-        try:
-            answers = sparksession._in_thread(run, self.executor_timeout)
-        except TimeoutError:
-            sc.cancelJobGroup(group)
-            raise SparkUnavailableError(
-                f"no Spark executor ran kmc's preflight task within {self.executor_timeout:.0f} s "
-                f"on {sc.master} (are workers registered, with free cores and memory?)") from None
-        except Exception as e:  # noqa: BLE001 - Py4JJavaError: the Python worker failed
-            raise ExecutorSetupError(f"the Spark executors cannot run kmc: "
-                                     f"{_python_error_line(str(e))}") from None
-        bad = [a for a in answers if not a.get("ok")]
-        if bad:
-            raise ExecutorSetupError(f"the Spark executors cannot build model {self.spec.model!r} "
-                                     f"(variant {self.spec.variant!r}): {bad[0]['error']}")
-        self.executor_info = answers
+        self.executor_info = run_preflight(spark, partial(tasks.preflight, self.cfg), self.executor_timeout,
+                                           self.spec.model, self.spec.variant, shuffle=True)
 
     def _job(self, what: str, fn):
         """Run a Spark action (or, Spark still starting, _InDriver's collect);
@@ -928,6 +900,41 @@ class SparkSearch:
             peak_memory_kb=peak_memory_kb(),
             collision_probability=collision_probability(distinct, totals.generated, bits),
         )
+
+
+def run_preflight(spark, task, timeout: float, model: str, variant: str, shuffle: bool) -> list[dict]:
+    """Every executor slot runs `task` (tasks.preflight: build the model)
+    once, within `timeout`; through a shuffle when asked, so that the JVM's
+    shuffle path is warm too. Its answers, or one-line errors."""
+    sc = spark.sparkContext
+    n = max(1, sc.defaultParallelism)
+    group = f"kmc-preflight-{os.getpid()}-{time.monotonic_ns()}"
+
+    def run():
+        sc.setJobGroup(group, "kmc preflight", interruptOnCancel=True)
+        try:
+            rdd = sc.parallelize(range(n), n).mapPartitionsWithIndex(task)
+            if shuffle:
+                rdd = rdd.map(lambda answer: (0, answer)).partitionBy(1).values()
+            return rdd.collect()
+        finally:
+            sc.setLocalProperty("spark.jobGroup.id", None)
+
+    try:
+        answers = sparksession._in_thread(run, timeout)
+    except TimeoutError:
+        sc.cancelJobGroup(group)
+        raise SparkUnavailableError(
+            f"no Spark executor ran kmc's preflight task within {timeout:.0f} s "
+            f"on {sc.master} (are workers registered, with free cores and memory?)") from None
+    except Exception as e:  # noqa: BLE001 - Py4JJavaError: the Python worker failed
+        raise ExecutorSetupError(f"the Spark executors cannot run kmc: "
+                                 f"{_python_error_line(str(e))}") from None
+    bad = [a for a in answers if not a.get("ok")]
+    if bad:
+        raise ExecutorSetupError(f"the Spark executors cannot build model {model!r} "
+                                 f"(variant {variant!r}): {bad[0]['error']}")
+    return answers
 
 
 class _SigintWatch:

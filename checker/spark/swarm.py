@@ -104,33 +104,9 @@ class SwarmRun:
         self.spark = spark
 
     def _preflight(self, spark) -> None:
-        sc = spark.sparkContext
-        n = max(1, sc.defaultParallelism)
-        group = f"kmc-simulate-preflight-{os.getpid()}-{time.monotonic_ns()}"
-        cfg = self.cfg
-
-        def run():
-            sc.setJobGroup(group, "kmc preflight", interruptOnCancel=True)
-            try:
-                return sc.parallelize(range(n), n).mapPartitionsWithIndex(partial(preflight, cfg)).collect()
-            finally:
-                sc.setLocalProperty("spark.jobGroup.id", None)
-
-        try:
-            answers = sparksession._in_thread(run, self.executor_timeout)
-        except TimeoutError:
-            sc.cancelJobGroup(group)
-            raise SparkUnavailableError(
-                f"no Spark executor ran kmc's preflight task within {self.executor_timeout:.0f} s "
-                f"on {sc.master} (are workers registered, with free cores and memory?)") from None
-        except Exception as e:  # noqa: BLE001 - Py4JJavaError: the Python worker failed
-            from checker.spark.engine import _python_error_line
-            raise ExecutorSetupError(f"the Spark executors cannot run kmc: "
-                                     f"{_python_error_line(str(e))}") from None
-        bad = [a for a in answers if not a.get("ok")]
-        if bad:
-            raise ExecutorSetupError(f"the Spark executors cannot build model {cfg.model!r} "
-                                     f"(variant {cfg.variant!r}): {bad[0]['error']}")
+        from checker.spark.engine import run_preflight
+        run_preflight(spark, partial(preflight, self.cfg), self.executor_timeout, self.cfg.model,
+                      self.cfg.variant, shuffle=False)
 
     def _job(self, fn):
         try:

@@ -14,8 +14,8 @@ from enum import IntEnum
 from typing import Any
 
 from model.kraft.messages import CONTROLLER  # a message's dest / source
-from model.kraft.state import INT_MAX, NO_LEADER  # noqa: F401  (INT_MAX: aux_flo, no offset written yet)
-from model.view import Explanation, TraceView, itf, render_scalar
+from model.kraft.state import NO_LEADER
+from model.view import Explanation, TraceView, itf, promise_broke_at, render_scalar
 
 # variables that are TLA+ functions over Brokers (tuples indexed by b - 1);
 # the value is how deep: 2 for [b \in Brokers |-> [b1 \in Brokers |-> ...]]
@@ -665,24 +665,13 @@ class KraftView(TraceView):
         return "offset unknown"
 
     def _broke_at(self, trace: list, lead: int, values: list) -> tuple[int | None, str]:
-        """Where a leader lacking committed `values` came about: the step that
-        elected it in its leader epoch, if it lacked one of them then; else
-        the last step that took one of them from its log."""
-        md = trace[-1][1].con_partition_metadata
-        has = lambda s, v: any(r.value == v for r in s.partition_data[lead - 1].log)  # noqa: E731
-        for i, (action, s) in enumerate(trace):
-            m = s.con_partition_metadata
-            if i and m.leader == lead and m.leader_epoch == md.leader_epoch:
-                short = [v for v in values if not has(s, v)]
-                if short:
-                    return i, (f"step {i}, {self.step_title(action)}, made broker {lead} leader (leader "
-                               f"epoch {md.leader_epoch}) without the committed {', '.join(short)}")
-                break
-        for i in range(len(trace) - 1, 0, -1):
-            gone = [v for v in values if has(trace[i - 1][1], v) and not has(trace[i][1], v)]
-            if gone:
-                return i, f"step {i}, {self.step_title(trace[i][0])}, took {', '.join(gone)} from broker {lead}'s log"
-        return None, ""
+        """The step that elected leader `lead` without committed `values`, or took them."""
+        epoch = trace[-1][1].con_partition_metadata.leader_epoch
+        return promise_broke_at(
+            trace, self.step_title,
+            lambda s: s.con_partition_metadata.leader == lead and s.con_partition_metadata.leader_epoch == epoch,
+            lambda s, v: any(r.value == v for r in s.partition_data[lead - 1].log),
+            values, f"broker {lead}", epoch, "committed")
 
     def explain(self, prop: str, trace: list) -> Explanation | None:
         s = trace[-1][1]
@@ -737,7 +726,7 @@ class KraftView(TraceView):
                             f"broker {b} (LEO {s.partition_data[b - 1].leo}, log "
                             f"{fmt_log(s.partition_data[b - 1].log)})" for b in bad)
                         + f" {'are' if len(bad) > 1 else 'is'} RUNNING below the true HWM {true_hwm}"
-                        + (f"; missing acknowledged " + ", ".join(
+                        + ("; missing acknowledged " + ", ".join(
                             f"{v}" for v in acked if not all(in_log(b, v) for b in bad)) if acked else "")
                         + f" (controller ISR {fmt_set(md.isr)}"
                         + (f", ELR {fmt_set(md.elr)}" if self.elr else "") + ").")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from model.view import Arrow, Explanation, TraceView, itf, render_scalar
+from model.view import Arrow, Explanation, TraceView, itf, promise_broke_at, render_scalar
 from model.zk.state import NO_EPOCH, NO_LEADER, Role
 
 # variables that are functions over the brokers (tuples indexed by broker id)
@@ -445,24 +445,14 @@ class ZkView(TraceView):
         return "offset unknown"
 
     def _broke_at(self, trace: list, lead: int, values: list) -> tuple[int | None, str]:
-        """The election that made `lead` leader in its final epoch while it
-        lacked one of `values`; else the last step that took one of them
-        from its log."""
-        z = trace[-1][1].zk_partition
-        has = lambda s, v: any(r.value == v for r in s.log[lead])  # noqa: E731
-        for i, (action, s) in enumerate(trace):
-            m = s.zk_partition
-            if i and m.leader == lead and m.leader_epoch == z.leader_epoch:
-                short = [v for v in values if not has(s, v)]
-                if short:
-                    return i, (f"step {i}, {self.step_title(action)}, made {bname(lead)} leader (leader "
-                               f"epoch {z.leader_epoch}) without the acknowledged {', '.join(short)}")
-                break
-        for i in range(len(trace) - 1, 0, -1):
-            gone = [v for v in values if has(trace[i - 1][1], v) and not has(trace[i][1], v)]
-            if gone:
-                return i, f"step {i}, {self.step_title(trace[i][0])}, took {', '.join(gone)} from {bname(lead)}'s log"
-        return None, ""
+        """The election that made `lead` leader in its final epoch without
+        acknowledged `values`, or the step that took them."""
+        epoch = trace[-1][1].zk_partition.leader_epoch
+        return promise_broke_at(
+            trace, self.step_title,
+            lambda s: s.zk_partition.leader == lead and s.zk_partition.leader_epoch == epoch,
+            lambda s, v: any(r.value == v for r in s.log[lead]),
+            values, bname(lead), epoch, "acknowledged")
 
     def explain(self, prop: str, trace: list) -> Explanation | None:
         s = trace[-1][1]
