@@ -45,21 +45,7 @@ from model.base import ModelConfigError
 
 SIMULATE_KEYS = {"walks": int, "time": (int, float), "depth": int, "seed": int, "weights": dict,
                  "swarm": bool}
-EXPECT_KEYS = {"within_s": (int, float), "min_walks": int}
-
-
-def register_spec_keys() -> None:
-    """Let checker.spec.load_spec accept a [simulate] table and the
-    simulation keys of [expect] (validated here, in read_settings), so that
-    `kmc check` and every spec-wide tool still load a simulation spec."""
-    from checker import spec as specmod
-    if "simulate" not in specmod.TOP_LEVEL_KEYS:
-        specmod.TOP_LEVEL_KEYS = (*specmod.TOP_LEVEL_KEYS, "simulate")
-    for key, kind in EXPECT_KEYS.items():
-        specmod.EXPECT_KEYS.setdefault(key, kind)
-
-
-register_spec_keys()
+EXPECT_KEYS = {"within_s": (int, float), "min_walks": int}  # (checker.spec accepts them too)
 
 
 @dataclass

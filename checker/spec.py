@@ -43,11 +43,15 @@ from model.base import ALWAYS, SOMETIMES, ModelConfigError, Property
 FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
 TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
                   "check_deadlock", "fingerprint", "view", "expect",
-                  "properties", "fairness")  # temporal properties: checker/liveness/config.py
+                  "properties", "fairness",  # temporal properties: checker/liveness/config.py
+                  "simulate")  # random walks: checker/simulate_cli.py reads and checks it
 EXPECT_KEYS = {"outcome": str, "violated": (str, list), "depth": int, "distinct": int,
                "generated": int, "per_level_distinct": list,
                "quick": bool,  # quick: in the quick regression set (`kmc regress --quick`)
-               "sometimes": list}  # witnesses that must be reached
+               "sometimes": list,  # witnesses that must be reached
+               # simulate specs (checker/simulate_cli.py): found within so many
+               # seconds, or a pass over so many walks
+               "within_s": (int, float), "min_walks": int}
 
 
 class _Unset:
