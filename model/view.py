@@ -335,6 +335,15 @@ class TraceView:
     def columns(self) -> list[str]:
         return list(self.variables)
 
+    @staticmethod
+    def _item(label: str, text: str, changed: bool, cls: str = "") -> str:
+        """One labelled item of a table cell (text is HTML already), marked
+        when the step changed it."""
+        c = " chg" if changed else ""
+        c += f" {cls}" if cls else ""
+        lab = f'<span class="k">{html.escape(label)}</span> ' if label else ""
+        return f'<span class="it{c}">{lab}{text}</span>'
+
     def cells(self, prev, state) -> list[tuple[str, bool]]:
         """One (HTML, changed) per column for `state` (prev: None at step 0)."""
         return [(html.escape(render_value(v)), prev is not None and prev[i] != v)

@@ -505,13 +505,6 @@ class KraftView(TraceView):
     def columns(self) -> list[str]:
         return ["Controller"] + [f"Broker {b}" for b in self.brokers] + ["Producer"]
 
-    @staticmethod
-    def _item(label: str, text: str, changed: bool, cls: str = "") -> str:
-        c = " chg" if changed else ""
-        c += f" {cls}" if cls else ""
-        lab = f'<span class="k">{_esc(label)}</span> ' if label else ""
-        return f'<span class="it{c}">{lab}{text}</span>'
-
     def _controller_cell(self, prev, s) -> tuple[str, bool]:
         md = s.con_partition_metadata
         pm = prev.con_partition_metadata if prev is not None else md

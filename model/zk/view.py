@@ -361,13 +361,6 @@ class ZkView(TraceView):
         return ["controller / ZooKeeper" if self.controller else "ZooKeeper"] + [
             bname(b) for b in self.brokers] + ["producer"]
 
-    @staticmethod
-    def _item(label: str, text: str, changed: bool, cls: str = "") -> str:
-        c = " chg" if changed else ""
-        c += f" {cls}" if cls else ""
-        lab = f'<span class="k">{_esc(label)}</span> ' if label else ""
-        return f'<span class="it{c}">{lab}{text}</span>'
-
     def _zk_cell(self, prev, s) -> tuple[str, bool]:
         z = s.zk_partition
         pz = prev.zk_partition if prev is not None else z
