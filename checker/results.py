@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import tempfile
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any

@@ -260,8 +260,8 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
                    '<span>highlighted: changed in this step</span>'
                    '<span>bold green record: acknowledged to the producer</span></p>')
     out.append("</header>")
-    out.append(f'<main><div id="seqcol"><svg id="seq" xmlns="http://www.w3.org/2000/svg" '
-               f'role="img" aria-label="message sequence diagram"></svg></div>')
+    out.append('<main><div id="seqcol"><svg id="seq" xmlns="http://www.w3.org/2000/svg" '
+               'role="img" aria-label="message sequence diagram"></svg></div>')
     out.append('<table id="steps"><thead><tr><th>#</th><th>action</th>'
                + "".join(f"<th>{_esc(c)}</th>" for c in columns) + "</tr></thead><tbody>")
     prev = None
