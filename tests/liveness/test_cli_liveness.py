@@ -12,30 +12,13 @@ from pathlib import Path
 import pytest
 
 from checker import itf
+from kraft_specs import kip966_b2
 
 ROOT = Path(__file__).resolve().parents[2]
 KMC = [sys.executable, "-m", "checker.cli"]
 
 TWOPHASE_FAIR = ["WF:TMCommit", "WF:TMAbort", "WF:RMPrepare", "WF:RMRcvCommitMsg",
                  "WF:RMRcvAbortMsg", "WF:TMRcvPrepared"]
-
-KRAFT_B2F1 = """model = "kraft"
-variant = "kip966"
-invariants = []
-{extra}
-[constants]
-BrokerCount = 2
-InitReplicationFactor = 2
-Values = ["A"]
-MinISR = 1
-InitIsrSize = 2
-NoDataLossShutdownLimit = 0
-DataLossShutdownLimit = 0
-FenceBrokerLimit = 1
-LeaderShrinkIsrLimit = 0
-ReassignmentLimit = 0
-"""
-
 
 def kmc(*args, cwd=None):
     return subprocess.run(KMC + [str(a) for a in args], capture_output=True, text=True, cwd=cwd or ROOT)
@@ -125,8 +108,8 @@ def test_kraft_lasso_headline_in_kafka_terms(tmp_path):
                                 "SendAlterPartitionRequest", "ReceiveAlterPartitionResponse",
                                 "SendFetchRequest", "ReceiveFetchRequest", "ReceiveFetchResponse",
                                 "ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest")]
-    spec.write_text(KRAFT_B2F1.format(extra=f'properties = ["EventuallyUnfenced"]\n'
-                                            f'fairness = {json.dumps(fair)}'))
+    spec.write_text(kip966_b2('invariants = []\nproperties = ["EventuallyUnfenced"]\n'
+                              f'fairness = {json.dumps(fair)}'))
     r = kmc("check", spec, "--out", tmp_path / "res", "--json", "-q")
     assert r.returncode == 1, r.stderr
     obj = json.loads(r.stdout)
@@ -137,7 +120,7 @@ def test_kraft_lasso_headline_in_kafka_terms(tmp_path):
 
 def test_property_option_and_reference_fairness(tmp_path):
     spec = tmp_path / "b2.toml"
-    spec.write_text(KRAFT_B2F1.format(extra=""))
+    spec.write_text(kip966_b2("invariants = []"))
     r = kmc("check", spec, "--property", "EventuallyUnfenced", "--property", "EventuallyRuns",
             "--out", tmp_path / "res", "--json", "-q")
     assert r.returncode == 0, r.stderr

@@ -12,26 +12,11 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from kraft_specs import kip966_b2
 
 ROOT = Path(__file__).resolve().parents[2]
 KMC = [sys.executable, "-m", "checker.cli"]
 TLC_GRAPH = ROOT / "tests" / "conformance" / "data" / "graphs" / "kip966-b2.json"
-
-KIP966_B2 = """model = "kraft"
-variant = "kip966"
-[constants]
-BrokerCount = 2
-InitReplicationFactor = 2
-Values = ["A"]
-MinISR = 1
-InitIsrSize = 2
-NoDataLossShutdownLimit = 0
-DataLossShutdownLimit = 0
-FenceBrokerLimit = 0
-LeaderShrinkIsrLimit = 0
-ReassignmentLimit = 0
-"""
-
 
 def kmc(*args, cwd=None):
     return subprocess.run(KMC + [str(a) for a in args], capture_output=True, text=True, cwd=cwd or ROOT)
@@ -46,7 +31,7 @@ def _tlc_graph() -> dict:
 
 def test_graphml_read_back_equals_tlcs_graph(tmp_path):
     spec = tmp_path / "kip966-b2.toml"
-    spec.write_text(KIP966_B2)
+    spec.write_text(kip966_b2(fence=0))
     out = tmp_path / "g.graphml"
     r = kmc("graph", spec, "--format", "graphml", "--out", out)
     assert r.returncode == 0, r.stderr

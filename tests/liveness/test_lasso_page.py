@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kraft_specs import kip966_b2
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -19,23 +20,6 @@ pytestmark = pytest.mark.skipif(
     not Path(CHROMIUM).exists(),
     reason="chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
 
-SPEC = """model = "kraft"
-variant = "kip966"
-invariants = []
-properties = ["EventuallyUnfenced"]
-fairness = {fairness}
-[constants]
-BrokerCount = 2
-InitReplicationFactor = 2
-Values = ["A"]
-MinISR = 1
-InitIsrSize = 2
-NoDataLossShutdownLimit = 0
-DataLossShutdownLimit = 0
-FenceBrokerLimit = 1
-LeaderShrinkIsrLimit = 0
-ReassignmentLimit = 0
-"""
 
 
 def test_lasso_page_draws_and_marks_the_cycle(tmp_path):
@@ -45,7 +29,7 @@ def test_lasso_page_draws_and_marks_the_cycle(tmp_path):
                                 "SendFetchRequest", "ReceiveFetchRequest", "ReceiveBrokerRegRequest",
                                 "ReceiveAlterPartitionRequest")]
     spec = tmp_path / "lasso.toml"
-    spec.write_text(SPEC.format(fairness=json.dumps(fair)))
+    spec.write_text(kip966_b2(f'invariants = []\nproperties = ["EventuallyUnfenced"]\nfairness = {json.dumps(fair)}'))
     out = tmp_path / "res"
     r = subprocess.run([sys.executable, "-m", "checker.cli", "check", str(spec), "--out", str(out), "-q",
                         "--json"], capture_output=True, text=True, cwd=ROOT)

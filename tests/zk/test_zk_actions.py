@@ -13,37 +13,17 @@ from __future__ import annotations
 import pytest
 
 from checker.encoding import decode, encode_state, parts_to_bytes
-from model.base import Action, ModelConfigError
+from model.base import ModelConfigError
 from model.zk.model import ZkModel
 from model.zk.replica import end_offset_for_epoch
 from model.zk.state import NO_EPOCH, NO_LEADER, Acked, Record, ReplicaRole, Role
+from zk_steps import names, run, step, succ
 
 B2 = dict(BrokerCount=2, ReplicationFactor=2, Values=["A", "B"], PowerLossLimit=2)
 
 
 def model(variant="hw_truncation", **overrides):
     return ZkModel(variant, {**B2, **overrides})
-
-
-def succ(m, s, name, *params):
-    return m.successors_of(s, Action(name, params))
-
-
-def step(m, s, name, *params):
-    out = succ(m, s, name, *params)
-    assert len(out) == 1, f"{name}{params}: {len(out)} successors"
-    return out[0]
-
-
-def run(m, *steps, state=None):
-    s = m.init_states()[0] if state is None else state
-    for name, *params in steps:
-        s = step(m, s, name, *params)
-    return s
-
-
-def names(m, s):
-    return sorted({str(a) for a, _ in m.successors(s)})
 
 
 REPLICATE_A = (("Produce", 0, "A"), ("HandleFetch", 0, 1), ("ReceiveFetchResponse", 1))

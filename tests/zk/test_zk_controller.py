@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from checker import registry
 from checker.engine import check
-from model.base import Action
 from model.zk.model import ZkModel
 from model.zk.state import NO_LEADER, Acked, LeaderAndIsr, ReplicaRole, Role
+from zk_steps import names, run, step, succ
 
 C2 = dict(BrokerCount=2, ReplicationFactor=2, Values=["A"], Election="controller")
 COMMIT_A = (("Produce", 0, "A"), ("HandleFetch", 0, 1), ("ReceiveFetchResponse", 1),
@@ -22,27 +22,6 @@ COMMIT_A = (("Produce", 0, "A"), ("HandleFetch", 0, 1), ("ReceiveFetchResponse",
 
 def model(variant="leader_epoch", **overrides):
     return ZkModel(variant, {**C2, **overrides})
-
-
-def succ(m, s, name, *params):
-    return m.successors_of(s, Action(name, params))
-
-
-def step(m, s, name, *params):
-    out = succ(m, s, name, *params)
-    assert len(out) == 1, f"{name}{params}: {len(out)} successors"
-    return out[0]
-
-
-def run(m, *steps, state=None):
-    s = m.init_states()[0] if state is None else state
-    for name, *params in steps:
-        s = step(m, s, name, *params)
-    return s
-
-
-def names(m, s):
-    return sorted({str(a) for a, _ in m.successors(s)})
 
 
 def test_actions_of_the_controller_replace_the_registration():
