@@ -8,7 +8,6 @@ stderr, `kmc: error: ...`, without a stack trace.
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 from pathlib import Path
@@ -19,7 +18,7 @@ from checker import registry
 from checker.engine import CheckOptions, CheckResult, check as run_check
 from checker.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from checker.render import steps, trace_text
-from checker.results import new_run_id, summary, write_run
+from checker.results import ensure_writable, new_run_id, summary, write_run
 from checker.spec import UNSET, load_spec, parse_sets
 from checker.spark.cli import add_spark_options
 from model.base import ModelConfigError
@@ -261,12 +260,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         progress=None if quiet else _progress_printer,
         max_memory=default_max_memory() if max_memory is _DEFAULT_MEMORY else max_memory,
     )
-    try:  # fail before a long run, not after it
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if not os.access(out_dir, os.W_OK | os.X_OK):
-            raise PermissionError(f"not writable: {out_dir}")
-    except OSError as e:
-        raise SpecError(f"cannot write results under {out_dir}: {e}") from None
+    ensure_writable(out_dir)  # fail before a long run, not after it
     out = sys.stderr if as_json else sys.stdout
     bound = "no depth bound" if spec.depth is None else f"depth <= {spec.depth}"
     click.echo(f"kmc: checking {spec_path} (model {spec.model}/{spec.variant}, {bound}, "

@@ -22,7 +22,6 @@ Registered by checker/cli.py: `cli.add_command(regress)` (see register()).
 """
 from __future__ import annotations
 
-import os
 import socket
 import sys
 import time
@@ -36,6 +35,7 @@ from pathlib import Path
 import click
 
 from checker import registry
+from checker.results import ensure_writable
 from checker.engine import CheckOptions, check
 from checker.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from checker.spec import Spec, load_spec
@@ -511,12 +511,7 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
         except OSError as e:
             raise SpecError(f"cannot write {junit}: {e}") from None
     if out_dir is not None:
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-            if not os.access(out_dir, os.W_OK | os.X_OK):
-                raise PermissionError(f"not writable: {out_dir}")
-        except OSError as e:
-            raise SpecError(f"cannot write results under {out_dir}: {e}") from None
+        ensure_writable(out_dir)  # fail before a long run, not after it
     width = max(len(str(p)) for p in specs)
     header = f"{'spec':<{width}}  {'expected':<44}  {'got':<58}  {'time':>8}  result"
     click.echo(header)

@@ -30,6 +30,18 @@ def _umask() -> int:
     return mask
 
 
+def ensure_writable(out_dir: Path) -> None:
+    """Create the results root, or one line (SpecError) before a long run
+    rather than after it."""
+    from checker.errors import SpecError
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(out_dir, os.W_OK | os.X_OK):
+            raise PermissionError(f"not writable: {out_dir}")
+    except OSError as e:
+        raise SpecError(f"cannot write results under {out_dir}: {e}") from None
+
+
 def write_atomic(path: Path, text: str) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -39,6 +39,7 @@ import click
 
 from checker.engine import DEADLOCK, CheckResult, Violation, collision_probability, peak_memory_kb
 from checker.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
+from checker.results import ensure_writable
 from checker.render import steps, trace_json, trace_text
 from checker.simulate import DEFAULT_DEPTH, DEFAULT_WALKS, Limits, SimConfig, Totals, check_weights
 from model.base import ModelConfigError
@@ -416,7 +417,6 @@ class DurationType(click.ParamType):
 def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invariants, deadlock, engine,
                  master, no_shrink, shrink_time, out_dir: Path, as_json: bool, quiet: bool) -> int:
     """Walk SPEC at random from its initial states, check every state, shrink a violation to 1-minimal."""
-    import os
     from checker.results import new_run_id, write_run
     from checker.spec import parse_sets
     started = time.perf_counter()
@@ -434,12 +434,7 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     check_deadlock = spec.check_deadlock if deadlock is None else deadlock
     cfg = sim_config(spec, model, properties, depth, seed, st.weights,
                      st.swarm if swarm is None else swarm, check_deadlock)
-    try:  # fail before a long run, not after it
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if not os.access(out_dir, os.W_OK | os.X_OK):
-            raise PermissionError(f"not writable: {out_dir}")
-    except OSError as e:
-        raise SpecError(f"cannot write results under {out_dir}: {e}") from None
+    ensure_writable(out_dir)  # fail before a long run, not after it
     stop = " or ".join(x for x in ((f"{walks:,} walks" if walks else ""),
                                    (f"{time_s:g}s" if time_s else "")) if x)
     click.echo(f"kmc: simulating {spec_path} (model {spec.model}/{spec.variant}, walks of at most "
