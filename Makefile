@@ -26,8 +26,8 @@ STAMP := $(VENV)/.kmc-installed
 
 setup: $(STAMP)
 
-# (setup.py and checker/_native.c: the compiled hot path is rebuilt when they change)
-$(STAMP): pyproject.toml setup.py checker/_native.c
+# (setup.py and checker/search/_native.c: the compiled hot path is rebuilt when they change)
+$(STAMP): pyproject.toml setup.py checker/search/_native.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
@@ -59,4 +59,4 @@ readme: $(STAMP)
 	$(BIN)/kmc regress specs --update-readme README.md
 
 clean:
-	rm -rf $(VENV) build *.egg-info checker/_native*.so
+	rm -rf $(VENV) build *.egg-info checker/search/_native*.so

@@ -1,4 +1,4 @@
-"""`kmc check` with the default engine (auto: checker/parallel.py) against
+"""`kmc check` with the default engine (auto: checker/search/parallel.py) against
 `--engine local`, side by side: the README's main command (`make run`: the
 kip966 reference configuration to depth 10, 314,578 states) and depth 11
 (677,377 states) by default.
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-KMC = [sys.executable, "-m", "checker.cli"]
+KMC = [sys.executable, "-m", "checker.front.cli"]
 SAME = ("outcome", "distinct", "generated", "per_level_distinct", "per_action_generated",
         "per_action_distinct", "violated", "states_left")
 

@@ -27,8 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.engine_kraft import build  # noqa: E402
-from checker import encoding as new  # noqa: E402
-from checker import engine  # noqa: E402
+from checker.search import encoding as new  # noqa: E402
+from checker.search import engine  # noqa: E402
 
 
 def load(path: str, name: str):

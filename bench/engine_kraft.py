@@ -28,8 +28,8 @@ import tomllib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from checker import registry  # noqa: E402
-from checker.engine import CheckOptions, Search, peak_memory_kb  # noqa: E402
+from checker.search import registry  # noqa: E402
+from checker.search.engine import CheckOptions, Search, peak_memory_kb  # noqa: E402
 
 SPEC = os.path.join(ROOT, "specs", "kraft-kip966-reference.toml")
 

@@ -1,7 +1,7 @@
 """What liveness costs, side by side on one configuration:
 
 1. the local engine's plain search (safety only) against the same search
-   recording the state graph (checker/liveness/graph.py): time and peak
+   recording the state graph (checker/search/liveness/graph.py): time and peak
    resident memory, each in a fresh process;
 2. strongly connected components of the recorded graph: kmc's iterative
    Tarjan over the CSR arrays against networkx's strongly_connected_components
@@ -32,9 +32,9 @@ BASE = {"BrokerCount": 2, "InitReplicationFactor": 2, "Values": ["A"], "MinISR":
 CHILD = r"""
 import json, resource, sys, time
 sys.path.insert(0, {root!r})
-from checker import registry
-from checker.engine import CheckOptions, check
-from checker.liveness.graph import GraphSearch
+from checker.search import registry
+from checker.search.engine import CheckOptions, check
+from checker.search.liveness.graph import GraphSearch
 model, _ = registry.build("kraft", "kip966", json.loads({consts!r}))
 t0 = time.perf_counter()
 if {graph!r}:
@@ -77,12 +77,12 @@ def main() -> int:
           f"{graph['peak_kb'] / 1024:.0f} MiB (+{(graph['peak_kb'] - plain['peak_kb']) * 1024 / n:.0f} "
           f"bytes/state)")
 
-    from checker import registry
-    from checker.engine import CheckOptions
-    from checker.liveness.config import LivenessConfig, parse_fairness, temporal_of
-    from checker.liveness.fair import Analysis, Fairness
-    from checker.liveness.graph import GraphSearch
-    from checker.liveness.run import check_liveness
+    from checker.search import registry
+    from checker.search.engine import CheckOptions
+    from checker.search.liveness.config import LivenessConfig, parse_fairness, temporal_of
+    from checker.search.liveness.fair import Analysis, Fairness
+    from checker.search.liveness.graph import GraphSearch
+    from checker.search.liveness.run import check_liveness
     from invariants.kraft.liveness import REFERENCE_NAMES
 
     model, _ = registry.build("kraft", "kip966", consts)

@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from bench.engine_kraft import build  # noqa: E402
-from checker import engine  # noqa: E402
+from checker.search import engine  # noqa: E402
 
 
 def level_states(model, level: int, limit: int) -> list:

@@ -1,6 +1,6 @@
 """The seen-set work of one merge task, in-process: format 2 (the partition's
 whole seen set as one blob, shuffled, unpacked into a set and written
-again every level) against format 3 (sorted runs, checker/spark/seen.py),
+again every level) against format 3 (sorted runs, checker/search/spark/seen.py),
 for a level of a fixed number of candidates after more and more seen
 fingerprints. Format 2's CPU grows with the seen set, format 3's with the
 candidates (plus a compaction now and then, amortized).
@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checker import codec  # noqa: E402
-from checker.spark import levels, seen  # noqa: E402
+from checker.search import codec  # noqa: E402
+from checker.search.spark import levels, seen  # noqa: E402
 
 
 def old_format(seen_blob: bytes, cands: list, bits: int = 64) -> float:

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checker.spark import levels  # noqa: E402
+from checker.search.spark import levels  # noqa: E402
 
 
 def _bytes(level_path: Path) -> dict:

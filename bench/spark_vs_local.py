@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from checker.engine import CheckOptions, check  # noqa: E402
-from checker.spec import load_spec  # noqa: E402
+from checker.front.spec import load_spec  # noqa: E402
+from checker.search.engine import CheckOptions, check  # noqa: E402
 from spark_levels import level_table, print_table  # noqa: E402  (bench/spark_levels.py)
 
 FIELDS = ("outcome", "distinct", "generated", "per_level_distinct", "per_action_generated",
@@ -62,7 +62,7 @@ def main() -> int:
         return r
 
     def run_spark():
-        from checker.spark.engine import SparkSearch
+        from checker.search.spark.engine import SparkSearch
         t, c = time.perf_counter(), time.process_time()
         search = SparkSearch(spec, CheckOptions(**{**options.__dict__, "progress": None}),
                              master=args.master, partitions=args.partitions, run_dir=work / "run")
@@ -83,7 +83,7 @@ def main() -> int:
     def phases(run_dir):
         """The expand tasks' thread CPU by phase (tasks.expand_partition), summed
         over the levels."""
-        from checker.spark import levels
+        from checker.search.spark import levels
         total: dict = {}
         for lv in levels.committed_levels(run_dir):
             for part in levels.read_partition_stats(levels.level_dir(run_dir, lv)):
@@ -106,7 +106,7 @@ def main() -> int:
     def run_warm_small():
         """The same spec to depth 6 on the warm session, every level on the
         executors (none in the driver): the fixed cost of a level's job."""
-        from checker.spark.engine import SparkSearch
+        from checker.search.spark.engine import SparkSearch
         search = SparkSearch(spec, CheckOptions(**{**options.__dict__, "max_depth": min(6, args.depth),
                                                    "progress": None}),
                              master=args.master, partitions=args.partitions, run_dir=work / "warm",

@@ -93,7 +93,7 @@ def kmc_command() -> list[str]:
     found = shutil.which("kmc")
     if found:
         return [found]
-    return [sys.executable, "-m", "checker.cli"]
+    return [sys.executable, "-m", "checker.front.cli"]
 
 
 def toml_value(v) -> str:

@@ -1,6 +1,10 @@
-"""kmc's engine: canonical encoding, fingerprints, level-synchronous BFS,
-trace reconstruction, spec loading, reports and the `kmc` CLI.
+"""kmc's checker, in three layers, each importing only downward:
 
-It reaches models and properties only through model.registry,
-invariants.registry and the protocol of model.base.
+    front   (specs, the `kmc` CLI, regress, scenarios)   checker/front/
+    output  (the run folder and its writers)             checker/output/
+    search  (encoding, fingerprints, the engines)        checker/search/
+
+then invariants/ and model/. It reaches models and properties only through
+model.registry, invariants.registry and the protocol of model.base
+(docs/ARCHITECTURE.md; tests/core/test_layers.py keeps the rule).
 """

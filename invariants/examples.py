@@ -2,12 +2,10 @@
 from __future__ import annotations
 
 
-from invariants.registry import register
 from model.base import ALWAYS, SOMETIMES, EvaluationError, Property
 from model.examples.twophase import Msg, MsgType, RMState, TMState
 
 
-@register("twophase")
 def twophase_properties(model) -> list[Property]:
     rms = model.all_rms
     n = len(model.rms)
@@ -33,7 +31,6 @@ def twophase_properties(model) -> list[Property]:
     ]
 
 
-@register("diehard")
 def diehard_properties(model) -> list[Property]:
     B, S, goal = model.big_capacity, model.small_capacity, model.goal
 
@@ -50,7 +47,6 @@ def diehard_properties(model) -> list[Property]:
     ]
 
 
-@register("randgraph")
 def randgraph_properties(model) -> list[Property]:
     targets = model.targets
 

@@ -17,12 +17,12 @@ names the instance it breaks. A quantifier inside the temporal operator
 Every form's negation is a lasso: a path from an initial state to an `enter`
 state, then a fair cycle reachable from it through `stay` states only, which
 visits a `visit` state (when there is one) - `negation()` gives the three
-(None: TRUE). The checker (checker/liveness) finds such cycles on the
+(None: TRUE). The checker (checker/search/liveness) finds such cycles on the
 explored state graph.
 
-Models register their temporal properties and the fairness the reference
-specification assumes (`register_temporal`), as invariants/registry.py does
-for state properties; checker/ looks them up here only.
+A model's temporal properties and the fairness its reference specification
+assumes are listed in invariants/registry.py, as its state properties are;
+checker/ looks them up there only.
 """
 from __future__ import annotations
 
@@ -157,46 +157,3 @@ def per(values, name: str, make: Callable[[Any], Any], label: str = "",
 
 def single(formula, unless_init: Predicate | None = None) -> tuple[Instance, ...]:
     return (Instance(None, "", formula, unless_init),)
-
-
-# ---- the registry ---------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Entry:
-    properties: Callable[[Any], list[TemporalProperty]]
-    reference_fairness: Callable[[Any], list[str]] | None
-
-
-_REGISTRY: dict[str, _Entry] = {}
-
-
-def register_temporal(model_name: str, reference_fairness: Callable[[Any], list[str]] | None = None):
-    """Decorator: `fn(model) -> [TemporalProperty]` for a model name;
-    `reference_fairness(model)`: the fairness the model's reference assumes,
-    as spec entries ("WF:BrokerStart", ...)."""
-    def deco(fn):
-        _REGISTRY[model_name] = _Entry(fn, reference_fairness)
-        return fn
-    return deco
-
-
-def _load_all() -> None:
-    import invariants.kraft.liveness  # noqa: F401
-    import invariants.temporal_examples  # noqa: F401
-
-
-def temporal_properties_for(model) -> list[TemporalProperty]:
-    """Every temporal property of `model` ([] for a model without any)."""
-    _load_all()
-    entry = _REGISTRY.get(model.name)
-    return list(entry.properties(model)) if entry is not None else []
-
-
-def reference_fairness_for(model) -> list[str] | None:
-    """The fairness the model's reference specification assumes (None: the
-    model has no reference fairness)."""
-    _load_all()
-    entry = _REGISTRY.get(model.name)
-    if entry is None or entry.reference_fairness is None:
-        return None
-    return list(entry.reference_fairness(model))

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from model.examples.twophase import RMState, TMState
 
-from invariants.temporal import (AlwaysEventually, EventuallyAlways, LeadsTo, TemporalProperty, per,
-                                 register_temporal, single)
+from invariants.temporal import (AlwaysEventually, EventuallyAlways, LeadsTo, TemporalProperty, per, single)
 
 _DECIDED = (RMState.committed, RMState.aborted)
 
@@ -13,7 +12,6 @@ def _true(s) -> bool:
     return True
 
 
-@register_temporal("twophase")
 def twophase_temporal(model) -> list[TemporalProperty]:
     rms = tuple(model.rms)
 
@@ -43,7 +41,6 @@ def twophase_temporal(model) -> list[TemporalProperty]:
     ]
 
 
-@register_temporal("diehard")
 def diehard_temporal(model) -> list[TemporalProperty]:
     goal = model.goal
     return [

@@ -117,9 +117,13 @@ class ModelDef:
     """What the registry knows of a model: variants, constants, how to build it.
 
     build(variant, constants) returns a Model or raises ModelConfigError.
+    budget(constants, defaults), when given, says a spec's constants in a
+    few words for the result tables (sizes, fault limits; None: kmc lists
+    the constants that differ from their defaults).
     """
 
     name: str
     doc: str
     variants: dict[str, tuple[Constant, ...]]  # variant -> its constants
     build: Callable[[str, dict], Model]
+    budget: Callable[[dict, dict], str] | None = None

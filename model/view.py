@@ -10,7 +10,7 @@ arrows, and what was lost when a durability property breaks. The engine's
 renderers (checker/: text, HTML, ITF) are generic and read only this.
 
 This module imports nothing of checker/ (model/ never does): the canonical
-order of set elements is the engine's (checker.views installs it through
+order of set elements is the engine's (checker.output.views installs it through
 use_order_key); a property's doc comes through `property_docs`, which the
 engine fills from invariants/.
 
@@ -34,7 +34,7 @@ _order_key: Callable[[Any], Any] = _fallback_key
 
 
 def use_order_key(key: Callable[[Any], Any]) -> None:
-    """The engine's canonical order of set elements (checker.encoding.encode),
+    """The engine's canonical order of set elements (checker.search.encoding.encode),
     so that a view lists a set as the engine's JSON and ITF do."""
     global _order_key
     _order_key = key
@@ -113,7 +113,7 @@ def render_value(v: Any) -> str:
 
 class itf:
     """The Informal Trace Format's value shapes (Apalache ADR-015), for a
-    view's itf_variable (checker/itf.py writes the trace around them)."""
+    view's itf_variable (checker/output/itf.py writes the trace around them)."""
 
     NIL = "Nil"
 

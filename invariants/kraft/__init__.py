@@ -17,7 +17,6 @@ from model.base import ALWAYS, SOMETIMES, Property
 
 from invariants.kraft import completeness, log_matching, recovery, validity, witnesses
 from invariants.kraft.common import KIP966, context_of
-from invariants.registry import register
 
 # name -> (factory, one-line doc, variants); .cfg order, then validity
 _INVARIANTS = (
@@ -156,7 +155,6 @@ def _initial_leader_epoch(model) -> int:
     return min(epochs) if epochs else 0
 
 
-@register("kraft")
 def kraft_properties(model) -> list[Property]:
     ctx = context_of(model)
     invariants = _INVARIANTS + (_STORAGE_INVARIANTS if ctx.storage else ())

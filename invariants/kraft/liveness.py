@@ -25,8 +25,7 @@ from __future__ import annotations
 from model.kraft.state import NO_LEADER, BrokerStatus, RegStatus, Role
 
 from invariants.kraft.common import KIP966, context_of
-from invariants.temporal import (AlwaysEventually, LeadsTo, TemporalProperty, per, register_temporal,
-                                 single)
+from invariants.temporal import (AlwaysEventually, LeadsTo, TemporalProperty, per, single)
 
 STARTING, RUNNING = BrokerStatus.STARTING, BrokerStatus.RUNNING
 FENCED, UNFENCED = RegStatus.FENCED, RegStatus.UNFENCED
@@ -264,7 +263,6 @@ def _never_leader_in(elr_variant: bool, s) -> str:
             f"{_set(md.isr)}{elr}")
 
 
-@register_temporal("kraft", reference_fairness=reference_fairness)
 def kraft_temporal(model) -> list[TemporalProperty]:
     ctx = context_of(model)
     brokers = tuple(ctx.brokers)

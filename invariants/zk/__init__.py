@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from model.base import ALWAYS, SOMETIMES, Property
 
-from invariants.registry import register
 from invariants.zk import durability, log_matching, validity, witnesses
 
 # name -> (factory, one-line doc, when): `when(model)` says whether it applies
@@ -72,7 +71,6 @@ INVARIANT_NAMES = tuple(name for name, *_ in _ALWAYS)
 WITNESS_NAMES = tuple(name for name, *_ in _SOMETIMES)
 
 
-@register("zk")
 def zk_properties(model) -> list[Property]:
     props = [Property(name, ALWAYS, factory(model), doc)
              for name, factory, doc, when in _ALWAYS if when is None or when(model)]

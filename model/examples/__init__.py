@@ -8,4 +8,3 @@
 - randgraph: a seeded random directed graph, for comparing the engine with
   networkx shortest paths and for deadlocks.
 """
-from model.examples import diehard, randgraph, twophase  # noqa: F401  (registers them)

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from model.base import Action, Constant, ModelConfigError, ModelDef
-from model.registry import register
 
 
 class Jugs(NamedTuple):
@@ -55,7 +54,7 @@ def build(variant: str, c: dict) -> DieHard:
     return DieHard(variant, big, small, goal)
 
 
-register(ModelDef(
+MODEL = ModelDef(
     name="diehard",
     doc="Die Hard jugs puzzle (toy model; NotSolved is violated after 6 steps)",
     variants={"standard": (
@@ -64,4 +63,4 @@ register(ModelDef(
         Constant("Goal", int, 4, "gallons to measure in the big jug"),
     )},
     build=build,
-))
+)

@@ -7,7 +7,6 @@ import random
 from typing import NamedTuple
 
 from model.base import Action, Constant, EvaluationError, ModelConfigError, ModelDef
-from model.registry import register
 
 
 class Node(NamedTuple):
@@ -53,7 +52,7 @@ def build(variant: str, c: dict) -> RandGraph:
                      frozenset(c["Targets"]), c["ErrorNode"], c["CheckErrorNode"])
 
 
-register(ModelDef(
+MODEL = ModelDef(
     name="randgraph",
     doc="a seeded random directed graph (toy model for engine tests)",
     variants={"standard": (
@@ -66,4 +65,4 @@ register(ModelDef(
         Constant("CheckErrorNode", int, -1, "checking NotTarget on this node raises EvaluationError"),
     )},
     build=build,
-))
+)

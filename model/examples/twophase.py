@@ -10,7 +10,6 @@ from enum import IntEnum
 from typing import NamedTuple
 
 from model.base import Action, Constant, ModelConfigError, ModelDef
-from model.registry import register
 
 
 class RMState(IntEnum):
@@ -124,9 +123,9 @@ CONSTANTS = (
     Constant("RMCount", int, 0, "when > 0, the resource managers are r1..rN (overrides RM)"),
 )
 
-register(ModelDef(
+MODEL = ModelDef(
     name="twophase",
     doc="Lamport's TwoPhase commit (toy model; 3 RMs: 288 states)",
     variants={"standard": CONSTANTS},
     build=build,
-))
+)

@@ -112,10 +112,10 @@ order in TLC, so conformance figures are taken without it.
 """
 from __future__ import annotations
 
+from model.base import ModelDef
+from model.budget import fault_budget
 from model.kraft.config import (
     KIP966_CONSTANTS, KIP966_STORAGE_CONSTANTS, V3_5_CONSTANTS, V3_5_STORAGE_CONSTANTS)
-from model.registry import register
-from model.base import ModelDef
 
 
 def build(variant: str, constants: dict):
@@ -128,10 +128,11 @@ def build(variant: str, constants: dict):
     return KraftModel(variant, dict(constants))
 
 
-MODEL = register(ModelDef(
+MODEL = ModelDef(
     name="kraft",
     doc="KRaft data replication (one partition), after Vanlightly/kafka-tlaplus",
     variants={"kip966": KIP966_CONSTANTS, "v3_5": V3_5_CONSTANTS,
               "kip966_storage": KIP966_STORAGE_CONSTANTS, "v3_5_storage": V3_5_STORAGE_CONSTANTS},
     build=build,
-))
+    budget=fault_budget,
+)

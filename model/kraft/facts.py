@@ -1,4 +1,4 @@
-"""Facts of a `kraft` state, by name, for scenario files (checker/scenario.py).
+"""Facts of a `kraft` state, by name, for scenario files (checker/front/scenario.py).
 
 A fact is what a protocol description states about the partition after a
 step: seed 000 section 5.2.2 writes `Leader=3, ISR=[3], ELR=[]`, section

@@ -4,8 +4,8 @@ leader epochs), LEO, HWM and role, the controller's leader, ISR, ELR and
 epochs, and which acknowledged record got lost.
 
 It lives next to the model's code and reads its constants (model/ never
-imports checker/); the engine's renderers (checker/trace_html.py,
-checker/traces.py, checker/itf.py) find it through TRACE_VIEW.
+imports checker/); the engine's renderers (checker/output/trace_html.py,
+checker/output/traces.py, checker/output/itf.py) find it through TRACE_VIEW.
 """
 from __future__ import annotations
 

@@ -73,7 +73,7 @@ new variant or constant, not an edit):
 from __future__ import annotations
 
 from model.base import ModelDef
-from model.registry import register
+from model.budget import fault_budget
 from model.zk.config import CONSTANTS, VARIANTS
 
 
@@ -83,9 +83,10 @@ def build(variant: str, constants: dict):
     return ZkModel(variant, dict(constants))
 
 
-MODEL = register(ModelDef(
+MODEL = ModelDef(
     name="zk",
     doc="ZooKeeper-era Kafka replication (one partition): HW truncation vs KIP-101 leader epochs",
     variants={name: CONSTANTS for name in VARIANTS},
     build=build,
-))
+    budget=fault_budget,
+)

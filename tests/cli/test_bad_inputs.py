@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import cli
+from checker.front.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DIEHARD = str(ROOT / "specs" / "toy-diehard.toml")

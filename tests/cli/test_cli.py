@@ -1,4 +1,4 @@
-"""The kmc command line (checker/cli.py), through click's CliRunner."""
+"""The kmc command line (checker/front/cli.py), through click's CliRunner."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker import cli as cli_module
-from checker.cli import cli
+from checker.front import cli as cli_module
+from checker.front.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TWOPHASE = ROOT / "specs" / "toy-twophase.toml"
@@ -195,9 +195,9 @@ def test_evaluation_error_exits_3_naming_the_action(tmp_path):
 def test_interrupted_run_leaves_no_files(tmp_path, monkeypatch):
     def interrupted(*a, **k):
         raise KeyboardInterrupt
-    import checker.parallel
+    import checker.search.parallel
     monkeypatch.setattr(cli_module, "run_check", interrupted)   # --engine local
-    monkeypatch.setattr(checker.parallel, "check_auto", interrupted)   # the default engine, auto
+    monkeypatch.setattr(checker.search.parallel, "check_auto", interrupted)   # the default engine, auto
     for engine in ("local", "auto"):
         result = run("check", TWOPHASE, "--engine", engine, "--out", tmp_path)
         assert result.exit_code == 130
@@ -205,11 +205,11 @@ def test_interrupted_run_leaves_no_files(tmp_path, monkeypatch):
 
 
 def test_interrupt_while_writing_leaves_no_half_written_run(tmp_path, monkeypatch):
-    import checker.results as results
+    from checker.output import traces
 
     def interrupted(*a, **k):
         raise KeyboardInterrupt
-    monkeypatch.setattr(results, "trace_text", interrupted)
+    monkeypatch.setitem(traces.WRITERS, "itf", interrupted)  # after the text and JSON were written
     result = run("check", DIEHARD, "--out", tmp_path)
     assert result.exit_code == 130
     spec_dir = tmp_path / "toy-diehard"
@@ -227,7 +227,7 @@ def test_list_names_models_constants_and_properties():
 def test_main_script_entry_point_exit_codes(tmp_path):
     import subprocess
     import sys
-    code = "import sys; from checker.cli import main; sys.argv = ['kmc'] + sys.argv[1:]; main()"
+    code = "import sys; from checker.front.cli import main; sys.argv = ['kmc'] + sys.argv[1:]; main()"
     r = subprocess.run([sys.executable, "-c", code, "check", str(DIEHARD), "--out", str(tmp_path)],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import cli
+from checker.front.cli import cli
 
 LRS = Path(__file__).resolve().parents[2] / "specs" / "kraft-v3_5-last-replica-standing.toml"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import SizeType, cli, default_max_memory
+from checker.front.cli import SizeType, cli, default_max_memory
 
 ROOT = Path(__file__).resolve().parents[2]
 KRAFT = ROOT / "specs" / "kraft-kip966-reference.toml"
@@ -19,7 +19,7 @@ TWOPHASE = ROOT / "specs" / "toy-twophase.toml"
 
 
 def kmc(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "checker.cli", *map(str, args)], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "checker.front.cli", *map(str, args)], cwd=cwd,
                           capture_output=True, text=True, timeout=300)
 
 

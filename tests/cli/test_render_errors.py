@@ -7,17 +7,17 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import cli
+from checker.front.cli import cli
 
 DIEHARD = Path(__file__).resolve().parents[2] / "specs" / "toy-diehard.toml"
 
 
 def test_render_errors_reach_the_console_and_json(tmp_path, monkeypatch):
-    from checker import traces
+    from checker.output import traces
 
     def broken(*a, **k):
         raise ValueError("the view is broken")
-    monkeypatch.setattr(traces, "render_html", broken)
+    monkeypatch.setitem(traces.WRITERS, "html", broken)
     r = CliRunner().invoke(cli, ["check", str(DIEHARD), "--out", str(tmp_path), "--json", "--quiet"])
     assert r.exit_code == 1
     assert "kmc: warning: not rendered: NotSolved: ValueError: the view is broken" in r.stderr
@@ -26,3 +26,5 @@ def test_render_errors_reach_the_console_and_json(tmp_path, monkeypatch):
     run = Path(obj["results_dir"])
     assert json.loads((run / "summary.json").read_text())["render_errors"] == obj["render_errors"]
     assert (run / "trace-NotSolved.txt").is_file()
+    # the other writers still ran: one broken form costs only itself
+    assert (run / "trace-NotSolved.itf.json").is_file() and not (run / "trace-NotSolved.html").exists()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import cli
+from checker.front.cli import cli
 
 QUICK = Path(__file__).resolve().parents[2] / "specs" / "kraft-kip966-quick.toml"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import cli
+from checker.front.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DIEHARD = ROOT / "specs" / "toy-diehard.toml"

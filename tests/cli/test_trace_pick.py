@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.cli import cli
+from checker.front.cli import cli
 
 DIEHARD = Path(__file__).resolve().parents[2] / "specs" / "toy-diehard.toml"
 

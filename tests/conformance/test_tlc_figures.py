@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine import CheckOptions, check
-from checker.registry import build
+from checker.search.engine import CheckOptions, check
+from checker.search.registry import build
 from tlc_reference import SLOW_GENERATED, figures
 
 ROWS = figures()

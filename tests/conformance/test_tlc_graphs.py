@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from checker.registry import build
+from checker.search.registry import build
 from invariants.kraft import kraft_properties
 from model.kraft.messages import (
     CONTROLLER,

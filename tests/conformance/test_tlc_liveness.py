@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from checker import registry
-from checker.engine import CheckOptions
-from checker.liveness.config import LivenessConfig, parse_fairness, temporal_of
-from checker.liveness.run import check_liveness
+from checker.search import registry
+from checker.search.engine import CheckOptions
+from checker.search.liveness.config import LivenessConfig, parse_fairness, temporal_of
+from checker.search.liveness.run import check_liveness
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "liveness"))
 from lasso_check import check_lasso  # noqa: E402

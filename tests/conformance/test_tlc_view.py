@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.engine import CheckOptions, check
-from checker.spec import load_spec
+from checker.front.spec import load_spec
+from checker.search.engine import CheckOptions, check
 
 SPEC = Path(__file__).resolve().parents[2] / "specs" / "kraft-kip966-reference-view.toml"
 

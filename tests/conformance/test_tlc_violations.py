@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine import CheckOptions, check
-from checker.registry import build
+from checker.search.engine import CheckOptions, check
+from checker.search.registry import build
 from tla_values import tlc_label
 from tlc_reference import as_kip966, violations
 

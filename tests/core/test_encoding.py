@@ -1,4 +1,4 @@
-"""Canonical encoding and fingerprints (checker/encoding.py)."""
+"""Canonical encoding and fingerprints (checker/search/encoding.py)."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import pytest
 
-from checker.encoding import (decode, encode, encode_state, encode_successor, fingerprint_function,
+from checker.search.encoding import (decode, encode, encode_state, encode_successor, fingerprint_function,
                               parts_to_bytes, state_fingerprint, view_selector)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -120,7 +120,7 @@ def test_fingerprint_widths_and_views():
 _CHILD = r"""
 import json, sys
 from typing import NamedTuple
-from checker.encoding import encode_state, state_fingerprint
+from checker.search.encoding import encode_state, state_fingerprint
 class S(NamedTuple):
     names: object
     nested: object
@@ -154,8 +154,8 @@ import random  # noqa: E402
 
 import msgpack  # noqa: E402
 
-from checker import encoding  # noqa: E402
-from checker.encoding import VariableEncoders, clear_caches, encode_changed  # noqa: E402
+from checker.search import encoding  # noqa: E402
+from checker.search.encoding import VariableEncoders, clear_caches, encode_changed  # noqa: E402
 
 
 def reference_encode(v) -> bytes:

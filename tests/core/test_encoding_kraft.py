@@ -1,6 +1,6 @@
 """The engine's incremental, cached encoding of kraft states is their
-canonical encoding, whatever path or cache produced it (checker/encoding.py,
-checker/engine.py expand_chunk)."""
+canonical encoding, whatever path or cache produced it (checker/search/encoding.py,
+checker/search/engine.py expand_chunk)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from checker import encoding
-from checker.encoding import (clear_caches, decode_state, encode_state, parts_to_bytes,
+from checker.search import encoding
+from checker.search.encoding import (clear_caches, decode_state, encode_state, parts_to_bytes,
                               state_fingerprint)
-from checker.engine import ExpandContext, expand_chunk
-from checker.registry import build
+from checker.search.engine import ExpandContext, expand_chunk
+from checker.search.registry import build
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +69,7 @@ _CHILD = r"""
 import hashlib, json, sys
 sys.path.insert(0, sys.argv[1])
 from tests.core.test_encoding_kraft import CONSTANTS, levels
-from checker.registry import build
+from checker.search.registry import build
 model, _ = build("kraft", "kip966", CONSTANTS)
 _, lvls = levels(model, 4)
 fps = sorted(e[2] for lv in lvls for e in lv)

@@ -1,4 +1,4 @@
-"""The local BFS engine (checker/engine.py) against explicit graphs (networkx)."""
+"""The local BFS engine (checker/search/engine.py) against explicit graphs (networkx)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -6,11 +6,11 @@ from collections import Counter
 import networkx as nx
 import pytest
 
-from checker.encoding import encode_state, state_fingerprint
-from checker.engine import (DEADLOCK, CheckOptions, ExpandContext, LevelLog, check,
+from checker.search.encoding import encode_state, state_fingerprint
+from checker.search.engine import (DEADLOCK, CheckOptions, ExpandContext, LevelLog, check,
                             collision_probability, expand_chunk)
-from checker.errors import EngineEvaluationError, SpecError
-from checker.registry import build
+from checker.search.errors import EngineEvaluationError, SpecError
+from checker.search.registry import build
 
 
 def randgraph(**constants):

@@ -1,11 +1,11 @@
-"""The engine's pacing of Python's cyclic garbage collector (checker/engine.py level_gc)."""
+"""The engine's pacing of Python's cyclic garbage collector (checker/search/engine.py level_gc)."""
 from __future__ import annotations
 
 import gc
 from typing import NamedTuple
 
-from checker import engine
-from checker.engine import CheckOptions, check
+from checker.search import engine
+from checker.search.engine import CheckOptions, check
 from model.base import Action
 
 

@@ -1,4 +1,4 @@
-"""The compiled hot path (checker/_native.c) against its pure-Python twin.
+"""The compiled hot path (checker/search/_native.c) against its pure-Python twin.
 
 Same bytes for every value of real state spaces, the same (parts,
 fingerprint, changed variables) per successor, a FingerprintSet that answers
@@ -18,17 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from checker import encoding, native
-from checker.encoding import _py_encode, fingerprint_function
-from checker.engine import _python_successor
-from checker.registry import build
+from checker.search import encoding, native
+from checker.search.encoding import _py_encode, fingerprint_function
+from checker.search.engine import _python_successor
+from checker.search.registry import build
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_native = pytest.mark.skipif(not native.ENABLED, reason=f"hot path: {native.status()}")
 
 
 def test_native_is_built_unless_turned_off():
-    """A normal install compiles checker/_native.c (gcc and the Python headers are
+    """A normal install compiles checker/search/_native.c (gcc and the Python headers are
     on this kind of machine): a silent fall-back to pure Python would only show
     as a slower run, so it fails here."""
     if os.environ.get("KMC_NATIVE", "1") == "0":
@@ -145,7 +145,7 @@ def test_fingerprint_set_answers_as_a_set():
 
 def _kmc_json(spec, *args, pure):
     env = dict(os.environ, KMC_NATIVE="0" if pure else "1")
-    out = subprocess.run([sys.executable, "-m", "checker.cli", "check", str(spec), "--json",
+    out = subprocess.run([sys.executable, "-m", "checker.front.cli", "check", str(spec), "--json",
                           "--quiet", "--engine", "local", *args],
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert out.returncode in (0, 1), out.stderr

@@ -1,13 +1,13 @@
-"""Spec loading and validation (checker/spec.py) and the registry (checker/registry.py)."""
+"""Spec loading and validation (checker/front/spec.py) and the registry (checker/search/registry.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from checker.errors import SpecError
-from checker.registry import build, resolve_constants, model_def, select_properties
-from checker.spec import UNSET, load_spec, parse_set, parse_sets
+from checker.front.spec import UNSET, load_spec, parse_set, parse_sets
+from checker.search.errors import SpecError
+from checker.search.registry import build, resolve_constants, model_def, select_properties
 from model.base import ModelConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,5 +1,5 @@
 """The local engine's packed, spilled frontiers and level logs
-(checker/frontier.py, checker.engine.LevelLog) give exactly the answers of
+(checker/search/frontier.py, checker.search.engine.LevelLog) give exactly the answers of
 the all-in-memory path, and its spill folder goes away whatever the end."""
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from checker import registry
-from checker.codec import StateDecoder
-from checker.engine import (CHUNK_STATES, CheckOptions, ExpandContext, LevelLog, MemoryLimitError,
+from checker.search import registry
+from checker.search.codec import StateDecoder
+from checker.search.engine import (CHUNK_STATES, CheckOptions, ExpandContext, LevelLog, MemoryLimitError,
                             Search, check)
-from checker.frontier import Frontier, SpillDir
+from checker.search.frontier import Frontier, SpillDir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,7 @@ def test_spilled_kraft_reference_search_gives_every_figure(tmp_path, writes):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of 8 states (both paths), so that small state spaces pack."""
-    from checker import engine
+    from checker.search import engine
     monkeypatch.setattr(engine, "CHUNK_STATES", 8)
 
 
@@ -197,7 +197,7 @@ def test_bytes_per_state_is_reported():
 
 def test_decoder_caches_dropped_mid_level_change_nothing(tmp_path, writes, small_chunks, monkeypatch):
     # caches of a few values: cleared again and again while levels are rebuilt
-    from checker import engine
+    from checker.search import engine
     monkeypatch.setattr(engine, "DECODER_LIMIT", 4)
     monkeypatch.setattr(engine, "DECODER_SHARED_LIMIT", 16)
     memory, spilled = both("mutants/skip_partition_epoch_check.toml", tmp_path, 16, max_depth=10,

@@ -325,7 +325,7 @@ def test_commit_past_the_pre_write_log_is_an_evaluation_error():
 # ---- canonical form -------------------------------------------------------------------
 
 def test_from_plain_rebuilds_states_of_every_message_kind():
-    encoding = pytest.importorskip("checker.encoding")
+    encoding = pytest.importorskip("checker.search.encoding")
     m = kip966(BrokerCount=3, FenceBrokerLimit=1, DataLossShutdownLimit=1, LeaderShrinkIsrLimit=1,
                Values=["A"])
     frontier = m.init_states()

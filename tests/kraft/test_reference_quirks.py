@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine import CheckOptions, check
-from checker.errors import EngineEvaluationError
-from checker.registry import build as build_checked
+from checker.search.engine import CheckOptions, check
+from checker.search.errors import EngineEvaluationError
+from checker.search.registry import build as build_checked
 from model.base import Action, EvaluationError, ModelConfigError
 from model.registry import MODELS
 
@@ -122,7 +122,7 @@ def test_the_quirk_free_specs_stop_as_before_with_the_quirks(tmp_path):
 
     from click.testing import CliRunner
 
-    from checker.cli import cli
+    from checker.front.cli import cli
     spec = Path(__file__).resolve().parents[2] / "specs" / \
         "kraft-kip966-minisr1-two-values-lossy-quirks-fixed.toml"
     base = ["check", str(spec), "--out", str(tmp_path), "--quiet", "--engine", "local"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.registry import build
+from checker.search.registry import build
 from invariants.kraft import INVARIANT_NAMES, WITNESS_NAMES
 from model.base import ALWAYS, SOMETIMES
 from model.kraft.state import (

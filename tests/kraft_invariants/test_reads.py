@@ -13,8 +13,8 @@ from collections import defaultdict
 
 import pytest
 
-from checker.engine import check, CheckOptions
-from checker.registry import build
+from checker.search.engine import check, CheckOptions
+from checker.search.registry import build
 from model.base import Property
 
 CONFIGS = [

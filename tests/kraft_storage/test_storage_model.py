@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine import CheckOptions, check
-from checker.registry import build as build_checked
+from checker.search.engine import CheckOptions, check
+from checker.search.registry import build as build_checked
 from model.base import Action, ModelConfigError
-from model.registry import MODELS
 from model.kraft.state import (
     NO_LEADER, VARIABLES, BrokerStatus, Ghost, KraftState, KraftStorageState, RecoveryMsgType,
     RegStatus)
+from model.registry import MODELS
 
 KRAFT = MODELS["kraft"]
 B2 = dict(BrokerCount=2, InitReplicationFactor=2, Values=["A"], MinISR=2, InitIsrSize=2,
@@ -249,7 +249,7 @@ def test_manual_recovery_never_elects():
 
 
 def test_storage_states_survive_the_canonical_encoding():
-    encoding = pytest.importorskip("checker.encoding")
+    encoding = pytest.importorskip("checker.search.encoding")
     m = model(UncleanRecoveryStrategy="balanced")
     s = step(m, outage_and_restarts(m), "StartUncleanRecovery")
     s = run(m, s, ("ReceiveGetReplicaLogInfoRequest", 1), ("ReceiveGetReplicaLogInfoResponse", 1),

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from checker import itf
+from checker.output import itf
 from kraft_specs import kip966_b2
 
 ROOT = Path(__file__).resolve().parents[2]
-KMC = [sys.executable, "-m", "checker.cli"]
+KMC = [sys.executable, "-m", "checker.front.cli"]
 
 TWOPHASE_FAIR = ["WF:TMCommit", "WF:TMAbort", "WF:RMPrepare", "WF:RMRcvCommitMsg",
                  "WF:RMRcvAbortMsg", "WF:TMRcvPrepared"]

@@ -11,12 +11,12 @@ import random
 import networkx as nx
 import pytest
 
-from checker import registry
-from checker.engine import CheckOptions
-from checker.liveness.config import LivenessConfig
-from checker.liveness.fair import Analysis, Fairness
-from checker.liveness.graph import GraphSearch
-from checker.liveness.run import check_liveness
+from checker.search import registry
+from checker.search.engine import CheckOptions
+from checker.search.liveness.config import LivenessConfig
+from checker.search.liveness.fair import Analysis, Fairness
+from checker.search.liveness.graph import GraphSearch
+from checker.search.liveness.run import check_liveness
 from invariants.temporal import AlwaysEventually, EventuallyAlways, LeadsTo, TemporalProperty, single
 from lasso_check import check_lasso
 

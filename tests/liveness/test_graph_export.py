@@ -15,7 +15,7 @@ import pytest
 from kraft_specs import kip966_b2
 
 ROOT = Path(__file__).resolve().parents[2]
-KMC = [sys.executable, "-m", "checker.cli"]
+KMC = [sys.executable, "-m", "checker.front.cli"]
 TLC_GRAPH = ROOT / "tests" / "conformance" / "data" / "graphs" / "kip966-b2.json"
 
 def kmc(*args, cwd=None):
@@ -66,7 +66,7 @@ def test_graphml_of_a_toy_has_every_transition(tmp_path):
     assert r.returncode == 0, r.stderr
     g = nx.read_graphml(out, force_multigraph=True)
     assert g.number_of_nodes() == 288
-    from checker import registry
+    from checker.search import registry
     model, _ = registry.build("twophase", None, {})
     seen, todo, edges = set(), list(model.init_states()), set()
     while todo:

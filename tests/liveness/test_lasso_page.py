@@ -31,7 +31,7 @@ def test_lasso_page_draws_and_marks_the_cycle(tmp_path):
     spec = tmp_path / "lasso.toml"
     spec.write_text(kip966_b2(f'invariants = []\nproperties = ["EventuallyUnfenced"]\nfairness = {json.dumps(fair)}'))
     out = tmp_path / "res"
-    r = subprocess.run([sys.executable, "-m", "checker.cli", "check", str(spec), "--out", str(out), "-q",
+    r = subprocess.run([sys.executable, "-m", "checker.front.cli", "check", str(spec), "--out", str(out), "-q",
                         "--json"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 1, r.stderr
     (v,) = json.loads(r.stdout)["violations"]

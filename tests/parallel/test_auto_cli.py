@@ -22,7 +22,7 @@ def kmc(args, tmp_path, env=None, code=None, timeout=300):
     """kmc check in a fresh interpreter; `code` runs first (fault injection)."""
     full_env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), **(env or {})}
     (tmp_path / "tmp").mkdir(exist_ok=True)
-    prelude = (code or "") + "\nfrom checker.cli import main\nsys.argv = ['kmc'] + ARGS\nmain()\n"
+    prelude = (code or "") + "\nfrom checker.front.cli import main\nsys.argv = ['kmc'] + ARGS\nmain()\n"
     script = f"import sys\nARGS = {list(args)!r}\n" + prelude
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=timeout, env=full_env, cwd=ROOT, stdin=subprocess.DEVNULL)
@@ -35,7 +35,7 @@ def test_small_check_stays_one_process(tmp_path):
             "def _no(*a, **k): raise AssertionError('a small check forked')\n"
             "os.fork = _no\n"
             "import atexit\n"
-            "atexit.register(lambda: print('SPARK' if any(m.startswith(('checker.spark.engine', 'pyspark'))"
+            "atexit.register(lambda: print('SPARK' if any(m.startswith(('checker.search.spark.engine', 'pyspark'))"
             " for m in sys.modules) else 'NOSPARK', file=sys.stderr))\n")
     r = kmc(["check", QUICK, "--json", "-q", "--out", str(tmp_path / "res")], tmp_path, code=code)
     assert r.returncode == 0, r.stderr
@@ -81,7 +81,7 @@ def test_bad_threshold_is_one_line(tmp_path):
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(tmp_path):
     code = ("import os, signal\n"
-            "import checker.parallel as par\n"
+            "import checker.search.parallel as par\n"
             "_real = par.expand_one\n"
             "_calls = [0]\n"
             "def _dying(*args):\n"   # a worker's 3rd chunk (of the first level with that many) kills it
@@ -116,7 +116,7 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path):
     env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "KMC_AUTO_THRESHOLD": "300",
            "KMC_AUTO_WORKERS": "2"}
     # the reference configuration to depth 10: several seconds on the workers
-    p = subprocess.Popen([sys.executable, "-m", "checker.cli", "check", "specs/kraft-kip966-reference.toml",
+    p = subprocess.Popen([sys.executable, "-m", "checker.front.cli", "check", "specs/kraft-kip966-reference.toml",
                           "--depth", "10",
                           "--out", str(tmp_path / "res")], cwd=ROOT, env=env, text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)

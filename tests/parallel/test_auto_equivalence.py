@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine import CheckOptions, check
-from checker.errors import EngineEvaluationError
-from checker.parallel import check_auto
-from checker.registry import build, select_properties
-from checker.spec import load_spec
+from checker.front.spec import load_spec
+from checker.search.engine import CheckOptions, check
+from checker.search.errors import EngineEvaluationError
+from checker.search.parallel import check_auto
+from checker.search.registry import build, select_properties
 from spark_helpers import KRAFT_QUICK, KRAFT_V35_LOSSY, ROOT, assert_same
 
 @pytest.fixture(autouse=True, params=[16, 2048], ids=["chunks16", "chunks2048"])
 def chunk_size(request, monkeypatch):
     """Small chunks: the levels of these specs are split between the
     workers (each dedups against its own view of the seen set)."""
-    from checker import parallel
+    from checker.search import parallel
     monkeypatch.setattr(parallel, "CHUNK_STATES", request.param)
     return request.param
 
@@ -184,7 +184,7 @@ def test_busy_cores_keep_it_local(monkeypatch, idle, parallel):
     """Workers not given: one per core, once a second core was idle during
     the level before the hand-over (else the levels stay local, and the
     hand-over is tried again at the next level)."""
-    from checker import parallel as par
+    from checker.search import parallel as par
     monkeypatch.setattr(par, "cores", lambda: 2)
     monkeypatch.setattr(par.IdleMeter, "idle_cores", lambda self: idle)
     config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
@@ -198,7 +198,7 @@ def test_busy_cores_keep_it_local(monkeypatch, idle, parallel):
 
 
 def test_idle_meter_reads_proc_stat():
-    from checker.parallel import IdleMeter
+    from checker.search.parallel import IdleMeter
     meter = IdleMeter(2)
     if meter.last is None:
         pytest.skip("no /proc/stat")

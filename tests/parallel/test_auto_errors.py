@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker import parallel
-from checker.engine import CheckOptions
-from checker.parallel import ParallelError, check_auto
-from checker.registry import build, select_properties
+from checker.search import parallel
+from checker.search.engine import CheckOptions
+from checker.search.parallel import ParallelError, check_auto
+from checker.search.registry import build, select_properties
 from spark_helpers import KRAFT_QUICK
 
 CONFIG = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}

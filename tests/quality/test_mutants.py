@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from checker.engine import CheckOptions, check
-from checker.spec import load_spec
+from checker.front.spec import load_spec
+from checker.search.engine import CheckOptions, check
 from model.base import ModelConfigError
 from model.kraft.mutants import MUTANTS
 from model.registry import MODELS
@@ -77,7 +77,7 @@ EXERCISE_LEVELS = 7
 def differing_states(spec, levels: int) -> int:
     """States (within `levels` steps of the mutant model) whose successors
     differ from the reference model's."""
-    from checker import registry
+    from checker.search import registry
     mutant, _ = spec.build()
     reference, _ = registry.build("kraft", spec.variant, {**spec.constants, "Mutants": []})
     frontier = list(mutant.init_states())
@@ -156,7 +156,7 @@ def test_unknown_mutant_is_bad_input_naming_the_known_ones():
 
 def test_unknown_mutant_on_the_command_line_exits_2(tmp_path):
     from click.testing import CliRunner
-    from checker.cli import cli
+    from checker.front.cli import cli
     spec = ROOT / "specs" / "kraft-kip966-quick.toml"
     result = CliRunner().invoke(cli, ["check", str(spec), "--set", 'Mutants=["nope"]', "--out", str(tmp_path)])
     assert result.exit_code == 2 and "unknown mutant(s) 'nope'" in result.stderr

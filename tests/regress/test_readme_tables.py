@@ -8,9 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker import regress as regress_module
-from checker.cli import cli
-from checker.regress import (TABLE_BEGIN, TABLE_END, fault_budget, find_specs, markdown_tables,
+from checker.front import regress as regress_module
+from checker.front.cli import cli
+from checker.front.regress import (TABLE_BEGIN, TABLE_END, fault_budget, find_specs, markdown_tables,
                              readme_blocks, render_readme, spec_group)
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker import regress as regress_module
-from checker.cli import cli
-from checker.regress import is_scenario
-from checker.spec import load_spec
+from checker.front import regress as regress_module
+from checker.front.cli import cli
+from checker.front.regress import is_scenario
+from checker.front.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker import regress as regress_module
-from checker.cli import cli
-from checker.errors import SpecError
-from checker.spec import load_spec
+from checker.front import regress as regress_module
+from checker.front.cli import cli
+from checker.front.spec import load_spec
+from checker.search.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"
@@ -169,7 +169,7 @@ def test_the_spark_engine_keeps_witnesses_and_reports_an_unreached_one(tmp_path)
     unreached = write(tmp_path, "u.toml", twophase('depth = 2\ninvariants = ["TCConsistent"]\n',
                                                    'outcome = "pass"\nsometimes = ["AllCommitted"]\n'))
     for spec, left in ((reached, []), (unreached, ["AllCommitted"])):
-        proc = subprocess.run([sys.executable, "-m", "checker.cli", "check", str(spec), "--engine", "spark",
+        proc = subprocess.run([sys.executable, "-m", "checker.front.cli", "check", str(spec), "--engine", "spark",
                                "--master", "local[1]", "--out", str(tmp_path / "r"), "--json", "--quiet"],
                               capture_output=True, text=True, timeout=300, cwd=ROOT, stdin=subprocess.DEVNULL)
         assert proc.returncode == 0, proc.stderr
@@ -225,7 +225,7 @@ def test_a_bad_scenario_witness_is_bad_input(tmp_path, value, words):
 # -- every passing Kafka spec shows its fault happened --
 
 def test_every_passing_kafka_spec_lists_a_witness():
-    from checker.regress import is_scenario
+    from checker.front.regress import is_scenario
     missing = []
     for path in sorted(SPECS.rglob("*.toml")):
         rel = path.relative_to(SPECS)

@@ -1,4 +1,4 @@
-"""Scenario files (checker/scenario.py, `kmc scenario`).
+"""Scenario files (checker/front/scenario.py, `kmc scenario`).
 
 1. Every scenario under specs/scenarios/ passes (one test per file, so a new
    file is picked up).
@@ -16,8 +16,8 @@ from typing import NamedTuple
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import cli
-from checker.scenario import load_scenario, matches, run_scenario, show
+from checker.front.cli import cli
+from checker.front.scenario import load_scenario, matches, run_scenario, show
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted((ROOT / "specs" / "scenarios").rglob("*.toml"))
@@ -262,7 +262,7 @@ def test_matches_and_show():
 # ---- kraft facts ----------------------------------------------------------------
 
 def _kraft():
-    from checker import registry
+    from checker.search import registry
     model, _ = registry.build("kraft", "kip966", {"InitIsrSize": 3})
     return model, model.init_states()[0]
 

@@ -1,13 +1,13 @@
 """Helpers of the simulation tests: a spec's SimConfig, and replay by action
-label written apart from checker/shrink.py (the tests' own reading of the
+label written apart from checker/search/shrink.py (the tests' own reading of the
 rule: the successor with an equal Action that agrees with the recorded state
 on the most variables, the first of equals)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from checker import simulate_cli
-from checker.simulate import Limits, simulate_local
+from checker.front import simulate_cli
+from checker.search.simulate import Limits, simulate_local
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"

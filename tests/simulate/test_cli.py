@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from checker.cli import cli
+from checker.front.cli import cli
 from sim_helpers import DIEHARD, KIP966_LOSS, TWOPHASE
 
 
@@ -154,7 +154,7 @@ def test_pure_python_twins_and_wide_fingerprints_walk_the_same_walks(tmp_path):
     import sys
 
     def run(spec, env=None):
-        proc = subprocess.run([sys.executable, "-m", "checker.cli", "simulate", str(spec), "--out",
+        proc = subprocess.run([sys.executable, "-m", "checker.front.cli", "simulate", str(spec), "--out",
                                str(tmp_path), "--json", "-q"], capture_output=True, text=True,
                               env={**os.environ, **(env or {})}, timeout=300)
         assert proc.returncode == 1, proc.stderr

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from checker.cli import cli
-from checker.regress import markdown_tables, run_spec, table_row
-from checker.spec import load_spec
+from checker.front.cli import cli
+from checker.front.regress import markdown_tables, run_spec, table_row
+from checker.front.spec import load_spec
 from sim_helpers import SIM, SPECS
 
 DIEHARD_SIM = '''model = "diehard"

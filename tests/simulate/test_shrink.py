@@ -1,4 +1,4 @@
-"""Shrinking (checker/shrink.py): the shrunk trace is a valid execution,
+"""Shrinking (checker/search/shrink.py): the shrunk trace is a valid execution,
 still violates the property (first at its last state), and is 1-minimal:
 brute force over every single step and every contiguous run of steps,
 replayed by action label (sim_helpers.replay_by_label, written apart from
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine import CheckOptions, check
-from checker.shrink import cut_cycles, shrink
-from checker.simulate import walk_trace, walker
-from checker.spec import load_spec
+from checker.front.spec import load_spec
+from checker.search.engine import CheckOptions, check
+from checker.search.shrink import cut_cycles, shrink
+from checker.search.simulate import walk_trace, walker
 from sim_helpers import (DIEHARD, KIP966_LOSS, SPECS, V35_LRS, assert_valid, config, replay_by_label,
                          run)
 

@@ -1,4 +1,4 @@
-"""Random walks (checker/simulate.py): the same seed walks the same walks
+"""Random walks (checker/search/simulate.py): the same seed walks the same walks
 whatever batches they fall in, every state is checked, counts are exact,
 weights and swarm weights are drawn from the seed."""
 from __future__ import annotations
@@ -7,9 +7,9 @@ import dataclasses
 
 import pytest
 
-from checker.engine import DEADLOCK
-from checker.errors import SpecError
-from checker.simulate import (SWARM_DEMOTE, Walker, batch_weights, check_weights, walk_trace, walker)
+from checker.search.engine import DEADLOCK
+from checker.search.errors import SpecError
+from checker.search.simulate import (SWARM_DEMOTE, Walker, batch_weights, check_weights, walk_trace, walker)
 from sim_helpers import DIEHARD, KIP966_LOSS, KIP966_SAFE, config, figures, run
 
 

@@ -20,7 +20,7 @@ def spark_log_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def _local_session(spark_log_dir):
-    from checker.spark import session
+    from checker.search.spark import session
     s = session.get_session(LOCAL_MASTER, spark_log_dir)
     yield s
     session.stop_session()
@@ -29,5 +29,5 @@ def _local_session(spark_log_dir):
 @pytest.fixture
 def spark(_local_session, spark_log_dir):
     """The embedded session (started again if a cluster test replaced it)."""
-    from checker.spark import session
+    from checker.search.spark import session
     return session.get_session(LOCAL_MASTER, spark_log_dir)

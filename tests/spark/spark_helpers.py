@@ -6,8 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from checker.engine import CheckOptions, CheckResult, check
-from checker.registry import build, select_properties
+from checker.search.engine import CheckOptions, CheckResult, check
+from checker.search.registry import build, select_properties
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_MASTER = "local[2,3]"  # two cores, up to 3 attempts per task (for the retry tests)
@@ -49,13 +49,8 @@ def assert_same(local: CheckResult, spark: CheckResult) -> None:
 
 
 def kmc_spark_command() -> list[str]:
-    """`kmc check --engine spark` once checker/cli.py knows the engine, else
-    the interim `python -m checker.spark check`."""
-    from checker import cli
-    engine = next((p for p in cli.check_cmd.params if p.name == "engine"), None)
-    if engine is not None and "spark" in getattr(engine.type, "choices", ()):
-        return [sys.executable, "-m", "checker.cli", "check", "--engine", "spark"]
-    return [sys.executable, "-m", "checker.spark", "check"]
+    """`kmc check --engine spark` in a fresh interpreter."""
+    return [sys.executable, "-m", "checker.front.cli", "check", "--engine", "spark"]
 
 
 def run_cli(args: list[str], env: dict | None = None, timeout: float = 300, cwd: Path | None = None,

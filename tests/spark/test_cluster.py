@@ -10,9 +10,9 @@ import threading
 
 import pytest
 
-from checker.engine import CheckOptions
-from checker.spark import check_spark
-from checker.spark import session as sparksession
+from checker.search.engine import CheckOptions
+from checker.search.spark import check_spark
+from checker.search.spark import session as sparksession
 from spark_cluster import executor_pids, standalone_cluster
 from spark_helpers import assert_same, local_result
 
@@ -43,7 +43,7 @@ def test_check_on_a_standalone_cluster_with_a_lost_executor(cluster, tmp_path):
                     killed.append(pids[0])
             threading.Timer(0.3, later).start()
 
-    from checker.spark.engine import SparkSearch
+    from checker.search.spark.engine import SparkSearch
     search = SparkSearch(TWOPHASE4, CheckOptions(), master=cluster, run_dir=tmp_path / "run",
                          progress=kill_one_executor, spark_conf=conf)
     result = search.run()

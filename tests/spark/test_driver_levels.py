@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from checker.engine import CheckOptions
-from checker.spark import check_spark, engine as spark_engine, session as sparksession, tasks
-from checker.spark.errors import RunInterrupted
+from checker.search.engine import CheckOptions
+from checker.search.spark import check_spark, engine as spark_engine, session as sparksession, tasks
+from checker.search.spark.errors import RunInterrupted
 from spark_helpers import KRAFT_QUICK, KRAFT_V35_LOSSY, LOCAL_MASTER, SMALL_LEVEL, assert_same, local_result
 
 V35 = {"model": "kraft", "variant": "v3_5", "constants": KRAFT_V35_LOSSY}
@@ -57,7 +57,7 @@ def hold_spark(monkeypatch, release):
 
 
 def where(tmp_path, result) -> list[str]:
-    from checker.spark import levels
+    from checker.search.spark import levels
     stats = levels.read_stats(tmp_path / "run", max(levels.committed_levels(tmp_path / "run")))
     return [lt[5] for lt in stats["level_times"]]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine import CheckOptions
-from checker.errors import EngineEvaluationError
-from checker.spark import check_spark
-from checker.spec import load_spec
+from checker.front.spec import load_spec
+from checker.search.engine import CheckOptions
+from checker.search.errors import EngineEvaluationError
+from checker.search.spark import check_spark
 from spark_helpers import (KRAFT_QUICK, KRAFT_V35_LOSSY, LOCAL_MASTER, ROOT, SMALL_LEVEL, assert_same,
                            local_result)
 
@@ -31,7 +31,7 @@ def test_toy_specs(spark, tmp_path, spec_name):
     options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
                            fingerprint_bits=spec.fingerprint_bits, view=spec.view)
     model, props = spec.build()
-    from checker.engine import check
+    from checker.search.engine import check
     local = check(model, props, options)
     result = check_spark(spec, options, master=LOCAL_MASTER, run_dir=tmp_path / "run")
     assert_same(local, result)
@@ -125,7 +125,7 @@ def test_kafka_complete_state_space(spark, tmp_path):
 def test_reruns_write_the_same_levels(spark, tmp_path):
     """The parent of each state is chosen deterministically: two runs write
     the same parent pointers."""
-    from checker.spark import levels
+    from checker.search.spark import levels
     config = {"model": "twophase", "constants": {"RMCount": 3}}
     runs = []
     for name in ("a", "b"):
@@ -159,7 +159,7 @@ def test_property_error_at_the_depth_bound(spark, tmp_path, beyond):
     again with the states and check them, reporting the local engine's error.
     (beyond=1: the error is met checking a rebuilt level, before the bound.)"""
     from collections import deque
-    from checker import registry
+    from checker.search import registry
     model, _ = registry.build("randgraph", "standard", {**RANDGRAPH, "Seed": 1})
     depth = {0: 0}
     todo = deque([0])

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from checker.engine import CheckOptions
-from checker.spark import ExecutorSetupError, SparkUnavailableError, check_spark
+from checker.search.engine import CheckOptions
+from checker.search.spark import ExecutorSetupError, SparkUnavailableError, check_spark
 from spark_helpers import LOCAL_MASTER, ROOT, run_cli
 
 DIEHARD = str(ROOT / "specs" / "toy-diehard.toml")

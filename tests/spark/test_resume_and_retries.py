@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from checker.engine import CheckOptions
-from checker.spark import RunInterrupted, check_spark, levels, seen
-from checker.spark.errors import ResumeError
+from checker.search.engine import CheckOptions
+from checker.search.spark import RunInterrupted, check_spark, levels, seen
+from checker.search.spark.errors import ResumeError
 from spark_helpers import (KRAFT_QUICK, LOCAL_MASTER, ROOT, SMALL_LEVEL, assert_same,
                            kmc_spark_command, local_result, run_cli)
 

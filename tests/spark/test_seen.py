@@ -1,4 +1,4 @@
-"""The seen fingerprints as append-only sorted runs (checker/spark/seen.py),
+"""The seen fingerprints as append-only sorted runs (checker/search/spark/seen.py),
 in-process: lookups against a plain set, the log-structured compaction,
 re-splitting, and that old runs are never rewritten."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from checker.spark import levels, seen
+from checker.search.spark import levels, seen
 
 
 def _commit(root, level):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from checker import simulate_cli
-from checker.simulate import Limits
+from checker.front import simulate_cli
+from checker.search.simulate import Limits
 from spark_helpers import LOCAL_MASTER, ROOT
 
 SIM = ROOT / "specs" / "simulate"
@@ -70,7 +70,7 @@ def test_swarm_weights_per_batch_on_either_engine(spark):
 
 def test_kmc_simulate_engine_spark(spark, tmp_path):
     from click.testing import CliRunner
-    from checker.cli import cli
+    from checker.front.cli import cli
     r = CliRunner().invoke(cli, ["simulate", str(DIEHARD), "--engine", "spark", "--master", LOCAL_MASTER,
                                  "--walks", "300", "--seed", "3", "--out", str(tmp_path), "--json", "-q"])
     assert r.exit_code == 1, r.stderr
@@ -91,7 +91,7 @@ def test_kmc_simulate_engine_spark(spark, tmp_path):
 def _simulate_cli(args, timeout):
     import subprocess
     import sys
-    return subprocess.run([sys.executable, "-m", "checker.cli", "simulate", "--engine", "spark", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "checker.front.cli", "simulate", "--engine", "spark", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT, stdin=subprocess.DEVNULL)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker.engine import CheckOptions, MemoryLimitError
-from checker.spark import check_spark, levels
+from checker.search.engine import CheckOptions, MemoryLimitError
+from checker.search.spark import check_spark, levels
 from spark_helpers import KRAFT_QUICK, LOCAL_MASTER, SMALL_LEVEL, assert_same, local_result
 
 KRAFT = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}

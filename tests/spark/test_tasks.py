@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from checker.engine import ExpandContext, expand_chunk
-from checker import codec
-from checker.spark import levels, tasks
+from checker.search import codec
+from checker.search.engine import ExpandContext, expand_chunk
+from checker.search.spark import levels, tasks
 from model.base import EvaluationError
 
 
@@ -17,7 +17,7 @@ def _cfg(partitions: int = 2) -> tasks.TaskConfig:
 
 
 def _variant():
-    from checker import registry
+    from checker.search import registry
     return registry.variant_constants(registry.model_def("twophase"), None)[0]
 
 
@@ -95,7 +95,7 @@ def test_state_batches_pack_by_column():
 def _kraft_level(depth: int):
     """The kraft kip966 model (default constants) and its states `depth`
     steps from the initial ones, as (state, parts, fingerprint)."""
-    from checker import registry
+    from checker.search import registry
     model, _ = registry.build("kraft", "kip966", {})
     ctx = ExpandContext.create(model, [], 64)
     frontier = [ctx.entry(s) for s in model.init_states()]
@@ -109,7 +109,7 @@ def test_batch_decode_is_decode_state_by_state():
     """StateDecoder.decode_batch rebuilds a batch column by column: the same
     states and canonical parts as decode() one by one, with some parts in
     the cache already and some not."""
-    from checker.encoding import encode_state
+    from checker.search.encoding import encode_state
     model, frontier = _kraft_level(4)
     parts = [list(encode_state(s)) for s, _, _ in frontier]
     assert len(parts) > 100
@@ -126,7 +126,7 @@ def test_rebuilt_states_share_equal_sub_values():
     """StateDecoder shares what the local engine's states share: equal
     sub-values of rebuilt states (a broker's row, a log record) are one
     object, of the same type as the model made it (NamedTuples, IntEnums)."""
-    from checker.encoding import encode_state
+    from checker.search.encoding import encode_state
     model, frontier = _kraft_level(4)
     decoder = codec.StateDecoder(model)
     rebuilt = [decoder.decode(list(encode_state(s)))[0] for s, _, _ in frontier]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from checker.encoding import decode, encode_state, parts_to_bytes
-from checker.engine import CheckOptions, check
-from checker.registry import build
+from checker.search.encoding import decode, encode_state, parts_to_bytes
+from checker.search.engine import CheckOptions, check
+from checker.search.registry import build
 from model.base import ModelConfigError
 from model.examples.twophase import RMState
 

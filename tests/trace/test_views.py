@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from checker import itf
-from checker.engine import CheckOptions, check
-from checker.spec import load_spec
-from checker.traces import load_trace, open_run
-from checker.views import TraceView, view_class, view_for
+from checker.front.spec import load_spec
+from checker.output import itf
+from checker.output.runs import load_trace, open_run
+from checker.output.views import TraceView, view_class, view_for
+from checker.search.engine import CheckOptions, check
 from model.kraft import view as kraft_view
 
 from trace_helpers import DIEHARD, LRS
@@ -34,7 +34,7 @@ def test_the_kraft_view_names_real_variables():
 
 
 def test_view_registry_finds_the_model_view_and_falls_back_to_generic(lrs):
-    from checker.registry import build
+    from checker.search.registry import build
     model, _ = lrs
     assert view_class(model) is kraft_view.KraftView
     assert isinstance(view_for(model), kraft_view.KraftView)
@@ -95,7 +95,7 @@ def test_itf_validate_catches_malformed_traces():
 
 
 def test_the_page_is_self_contained_with_lanes_steps_and_the_violation(lrs):
-    from checker.trace_html import trace_page
+    from checker.output.trace_html import trace_page
     model, trace = lrs
     page = trace_page(view_for(model), PROP, trace, {"spec": str(LRS)})
     assert page.startswith("<!DOCTYPE html>")

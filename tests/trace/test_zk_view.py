@@ -2,23 +2,22 @@
 as the seeds name them (broker-0, ...), only what changed per step, fetches
 and elections on a sequence diagram, a headline naming the lost record and
 the step where the promise broke; text, ITF and the page in headless
-chromium. And the layering: model/ imports nothing of checker/."""
+chromium. (The layering: tests/core/test_layers.py.)"""
 from __future__ import annotations
 
-import ast
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from checker.engine import CheckOptions, check
-from checker.spec import load_spec
-from checker.views import view_for
+from checker.front.spec import load_spec
+from checker.output.views import view_for
+from checker.search.engine import CheckOptions, check
 from model.zk.view import ZkView
 
 from test_browser import CHROMIUM, assert_page_ran_cleanly, dump_dom
-from trace_helpers import ROOT, ZK_LOSS
+from trace_helpers import ZK_LOSS
 
 PROP = "LeaderCompleteness"
 
@@ -30,24 +29,6 @@ def zk_loss():
     result = check(model, props, CheckOptions(max_depth=spec.depth))
     (v,) = [v for v in result.violations if v.property == PROP]
     return model, v.trace
-
-
-def test_model_imports_nothing_of_checker():
-    bad = []
-    for path in sorted((ROOT / "model").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-            bad += [f"{path.relative_to(ROOT)}: {n}" for n in names if n == "checker" or n.startswith("checker.")]
-    assert bad == []
-
-
-def test_checker_holds_no_model_view():
-    """The Kafka presentation lives in model/: checker/views is a registry."""
-    assert sorted(p.name for p in (ROOT / "checker" / "views").glob("*.py")) == ["__init__.py"]
-    text = (ROOT / "checker" / "views" / "__init__.py").read_text() + (ROOT / "checker" / "trace_html.py").read_text()
-    for name in ("FetchRequest", "AlterPartition", "NO_LEADER", "broker-", "ZkWrite"):
-        assert name not in text, name
 
 
 def test_zk_text_names_brokers_changes_and_the_lost_record(zk_loss):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker.encoding import decode, encode_state, parts_to_bytes
+from checker.search.encoding import decode, encode_state, parts_to_bytes
 from model.base import ModelConfigError
 from model.zk.model import ZkModel
 from model.zk.replica import end_offset_for_epoch

@@ -9,8 +9,8 @@ reactions.
 """
 from __future__ import annotations
 
-from checker import registry
-from checker.engine import check
+from checker.search import registry
+from checker.search.engine import check
 from model.zk.model import ZkModel
 from model.zk.state import NO_LEADER, Acked, LeaderAndIsr, ReplicaRole, Role
 from zk_steps import names, run, step, succ

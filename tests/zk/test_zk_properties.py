@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker import registry
-from checker.engine import CheckOptions, check
+from checker.search import registry
+from checker.search.engine import CheckOptions, check
 from invariants.registry import properties_for
 from model.base import ALWAYS, SOMETIMES, Property
 from model.zk import ghost

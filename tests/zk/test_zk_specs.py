@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from checker import registry
-from checker.engine import CheckOptions, check
-from checker.spec import load_spec
+from checker.front.spec import load_spec
+from checker.search import registry
+from checker.search.engine import CheckOptions, check
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 ZK_SPECS = sorted(p.stem for p in SPECS.glob("zk-*.toml"))

@@ -1,0 +1,120 @@
+"""What every `kmc` command shares: the command group class that turns every
+error into one `kmc: error:` line and its exit code, the option types
+(--depth, --max-memory) and the progress line."""
+from __future__ import annotations
+
+import re
+import sys
+
+import click
+
+from checker.front.spec import UNSET
+from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, KmcError
+from model.base import ModelConfigError
+
+EXIT_INTERRUPTED = 130
+
+
+def _err(message: str) -> None:
+    click.echo(f"kmc: error: {' '.join(str(message).split())}", err=True)
+
+
+class KmcGroup(click.Group):
+    """Turns every error into one line on stderr and its exit code; lists
+    the commands with their whole first sentence."""
+
+    def format_commands(self, ctx, formatter) -> None:
+        rows = [(name, cmd.get_short_help_str(limit=300))
+                for name, cmd in ((n, self.get_command(ctx, n)) for n in self.list_commands(ctx))
+                if cmd is not None and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args=args, prog_name=prog_name or "kmc", complete_var=complete_var,
+                              standalone_mode=False, **extra)
+        except click.exceptions.Exit as e:  # --help, --version
+            rv = e.exit_code
+        except click.ClickException as e:  # usage errors: bad option, missing argument
+            _err(e.format_message())
+            rv = EXIT_BAD_INPUT
+        except KmcError as e:
+            _err(e.one_line())
+            rv = e.exit_code
+        except ModelConfigError as e:
+            _err(f"constants rejected by the model: {e}")
+            rv = EXIT_BAD_INPUT
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            click.echo("kmc: interrupted", err=True)
+            rv = EXIT_INTERRUPTED
+        rv = rv if isinstance(rv, int) else EXIT_OK
+        if standalone_mode:
+            sys.exit(rv)
+        return rv
+
+
+class DepthType(click.ParamType):
+    """--depth N (an int >= 0) or --depth none (no bound)."""
+
+    name = "N|none"
+
+    def convert(self, value, param, ctx):
+        if value is None or value is UNSET or isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in ("none", "inf", "unbounded"):
+            return None
+        try:
+            n = int(text)
+        except ValueError:
+            self.fail(f"--depth expects a number of steps or 'none', not {value!r}", param, ctx)
+        if n < 0:
+            self.fail(f"--depth must be >= 0, not {n}", param, ctx)
+        return n
+
+
+DEFAULT_MEMORY = object()  # --max-memory not given: default_max_memory()
+
+
+class SizeType(click.ParamType):
+    """--max-memory SIZE: 8G, 500M, 1.5GiB, 64K (binary units), or none."""
+
+    name = "SIZE|none"
+    _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+    def convert(self, value, param, ctx):
+        if value is None or value is DEFAULT_MEMORY or isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in ("none", "off", "unlimited"):
+            return None
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt])(?:i?b)?", text)
+        if m is None:
+            self.fail(f"--max-memory expects a size with a unit (K, M, G or T: 8G, 500M) or 'none', not {value!r}",
+                      param, ctx)
+        n = int(float(m.group(1)) * self._UNITS[m.group(2)])
+        if n <= 0:
+            self.fail(f"--max-memory must be more than 0, not {value!r}", param, ctx)
+        return n
+
+
+def default_max_memory(fraction: float = 0.85) -> int | None:
+    """85% of the machine's memory (MemTotal of /proc/meminfo; None where
+    there is no /proc): stop before the machine swaps."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(int(line.split()[1]) * 1024 * fraction)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def progress_printer(info: dict) -> None:
+    click.echo(f"kmc: progress: level {info['level']}: {info['generated']:,} generated "
+               f"({info['generated_per_s']:,.0f}/s), {info['distinct']:,} distinct "
+               f"({info['distinct_per_s']:,.0f}/s), frontier {info['frontier']:,}, "
+               f"{info['elapsed_s']:.0f}s", err=True)

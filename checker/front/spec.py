@@ -1,0 +1,281 @@
+"""Spec files: TOML naming a model + variant, its constants, the properties to
+check, bounds and the expected result. load_spec validates everything (the
+model is built once to check the constant combination and the property names)
+and raises SpecError / ModelConfigError (both exit 2) with one clear line.
+
+    model = "twophase"          # required
+    variant = "standard"        # default: the model's first variant
+    description = "..."         # optional
+    invariants = ["TCConsistent"]  # default: every property of the model; the model's
+                                # `sometimes` witnesses are kept (below)
+    depth = 10                  # at most 10 steps; absent: no bound
+    check_deadlock = false      # default false
+    fingerprint = "xxh3_64"     # or "xxh3_128"
+    view = "no_msgs"            # a name of model.views, or a list of variables
+    properties = ["EventuallyAllDecided"]  # temporal properties (checker/search/liveness/config.py)
+    fairness = ["WF:TMCommit"]  # default "reference" (the model's); [] for none
+    [constants]                 # unset constants take the ModelDef's defaults
+    RM = ["r1", "r2", "r3"]
+    [expect]                    # stored for regression runs
+    outcome = "pass"            # "pass" | "violation"
+    violated = "TCConsistent"   # a name (or list of names)
+    depth = 7                   # steps of the shortest counterexample
+    distinct = 288
+    quick = true                # run by `kmc regress --quick` (CI)
+    sometimes = ["AllCommitted"]  # witnesses that must be reached (no vacuous pass)
+
+Witnesses are always checked: with an `invariants` list, the witnesses it
+names, or every witness of the model when it names none, plus those of
+expect.sometimes. An expect.sometimes name that is not a `sometimes` property
+of the model (its variant and constants) is bad input.
+"""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checker.search import registry
+from checker.search.errors import SpecError
+from model.base import ALWAYS, SOMETIMES, ModelConfigError, Property
+
+FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
+TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
+                  "check_deadlock", "fingerprint", "view", "expect",
+                  "properties", "fairness",  # temporal properties: checker/search/liveness/config.py
+                  "simulate")  # random walks: checker/front/simulate_cli.py reads and checks it
+EXPECT_KEYS = {"outcome": str, "violated": (str, list), "depth": int, "distinct": int,
+               "generated": int, "per_level_distinct": list,
+               "quick": bool,  # quick: in the quick regression set (`kmc regress --quick`)
+               "sometimes": list,  # witnesses that must be reached
+               # simulate specs (checker/front/simulate_cli.py): found within so many
+               # seconds, or a pass over so many walks
+               "within_s": (int, float), "min_walks": int}
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()  # "use the spec's own depth"
+
+
+@dataclass
+class Spec:
+    path: Path
+    name: str                      # the file's stem: results/<name>/...
+    model: str
+    variant: str
+    constants: dict[str, Any]      # resolved: every constant of the variant
+    invariants: list[str] | None   # None: every property; else the names listed + witnesses kept
+    depth: int | None              # None: no bound
+    check_deadlock: bool = False
+    fingerprint: str = "xxh3_64"
+    view: str | list[str] | None = None
+    description: str = ""
+    expect: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, Any] = field(default_factory=dict)  # --set values applied
+    properties: list[str] | None = None   # temporal properties (checker/search/liveness/config.py)
+    fairness: Any = None                   # None: "reference" when properties are listed
+    _built: tuple | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def fingerprint_bits(self) -> int:
+        return FINGERPRINTS[self.fingerprint]
+
+    def build(self) -> tuple[Any, list[Property]]:
+        """(model, the selected properties)."""
+        if self._built is None:
+            model, props = registry.build(self.model, self.variant, self.constants)
+            self._built = (model, registry.select_properties(props, self.invariants))
+        return self._built
+
+    def config(self) -> dict[str, Any]:
+        """The resolved configuration as plain JSON values (summary.json)."""
+        return {
+            "spec": str(self.path),
+            "name": self.name,
+            "model": self.model,
+            "variant": self.variant,
+            "constants": dict(self.constants),
+            "overrides": dict(self.overrides),
+            "invariants": [p.name for p in self.build()[1]],
+            "depth": self.depth,
+            "check_deadlock": self.check_deadlock,
+            "fingerprint": self.fingerprint,
+            "view": self.view,
+            **({"properties": list(self.properties), "fairness": self.fairness}
+               if self.properties else {}),
+        }
+
+
+def _type_check(where: str, value: Any, t, tname: str) -> None:
+    ok = (isinstance(value, t) and not (isinstance(value, bool) and bool not in
+                                         (t if isinstance(t, tuple) else (t,))))
+    if not ok:
+        raise SpecError(f"{where} must be {tname}, not {type(value).__name__} {value!r}")
+
+
+def parse_set(item: str) -> tuple[str, Any]:
+    """NAME=VALUE with VALUE a TOML value: 3, false, "A", ["A", "B"]."""
+    name, sep, text = item.partition("=")
+    name = name.strip()
+    if not sep or not name:
+        raise SpecError(f"--set expects NAME=VALUE, got {item!r}")
+    try:
+        value = tomllib.loads(f"v = {text.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        raise SpecError(f"--set {name}: {text.strip()!r} is not a TOML value "
+                        f"(strings need quotes: {name}='\"A\"', lists: {name}='[\"A\", \"B\"]')") from None
+    return name, value
+
+
+def parse_sets(items) -> dict[str, Any]:
+    return dict(parse_set(i) for i in items or ())
+
+
+def read_toml(path: Path, kind: str) -> dict:
+    """A TOML file's table, or SpecError (exit 2) naming what is wrong with it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{kind} file not found: {path}") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise SpecError(f"cannot read {kind} file {path}: {e}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: malformed TOML: {e}") from None
+
+
+def keep_witnesses(props: list[Property], names: list[str] | None,
+                   expected: list[str]) -> list[str] | None:
+    """The property names to check: `names` (an `invariants` list; None: all)
+    with the model's witnesses kept - the witnesses `names` lists, or all of
+    them when it lists none - and every expected one (expect.sometimes).
+    SpecError for an expected name that is no witness of this model."""
+    witnesses = [p.name for p in props if p.kind == SOMETIMES]
+    kinds = {p.name: p.kind for p in props}
+    for name in expected:
+        if kinds.get(name) != SOMETIMES:
+            what = "an invariant, not a witness" if name in kinds else "unknown witness"
+            raise SpecError(f"expect.sometimes: {name!r}: {what} of this model "
+                            f"(its witnesses: {', '.join(witnesses) or 'none'})")
+    if names is None:
+        return None
+    listed = [n for n in names if kinds.get(n) == SOMETIMES]
+    kept = listed if listed else witnesses
+    return list(dict.fromkeys([*names, *kept, *expected]))
+
+
+def _something_to_check(spec: Spec, props: list[Property]) -> None:
+    """An `invariants` list that names no invariant, with no deadlock check, no
+    temporal property and no expected witness, would pass whatever the
+    model does: refused."""
+    if spec.invariants is None or spec.check_deadlock or getattr(spec, "properties", None):
+        return
+    kinds = {p.name: p.kind for p in props}
+    if any(kinds.get(n, ALWAYS) == ALWAYS for n in spec.invariants) or spec.expect.get("sometimes"):
+        return  # (an unknown name is reported as such)
+    raise SpecError(f"invariants = {spec.invariants!r} leaves nothing to check: name invariants, "
+                    f"leave the key out (all of them), set check_deadlock = true, or list the "
+                    f"witnesses that must be reached in [expect] sometimes")
+
+
+def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET,
+              invariants: list[str] | None = None, properties: list[str] | None = None) -> Spec:
+    """Read and validate a spec. overrides: constants set on the command line
+    (--set); depth: None = no bound, an int = that bound, UNSET = the spec's;
+    invariants, properties: names picked on the command line (-i, --property),
+    instead of the spec's."""
+    path = Path(path)
+    data = read_toml(path, "spec")
+    unknown = [k for k in data if k not in TOP_LEVEL_KEYS]
+    if unknown:
+        raise SpecError(f"{path}: unknown key(s) {', '.join(map(repr, unknown))} "
+                        f"(known: {', '.join(TOP_LEVEL_KEYS)})")
+    if "model" not in data:
+        raise SpecError(f"{path}: missing key 'model'")
+    _type_check(f"{path}: model", data["model"], str, "a string")
+    if "variant" in data:
+        _type_check(f"{path}: variant", data["variant"], str, "a string")
+    if "description" in data:
+        _type_check(f"{path}: description", data["description"], str, "a string")
+    constants = data.get("constants", {})
+    _type_check(f"{path}: [constants]", constants, dict, "a table")
+    if invariants:
+        data = {**data, "invariants": list(invariants)}
+    if properties:
+        data = {**data, "properties": list(properties)}
+    invariants = data.get("invariants")
+    if invariants is not None:
+        _type_check(f"{path}: invariants", invariants, list, "a list of property names")
+        for name in invariants:
+            _type_check(f"{path}: invariants entry", name, str, "a property name (string)")
+    spec_depth = data.get("depth")
+    if spec_depth is not None:
+        _type_check(f"{path}: depth", spec_depth, int, "an integer")
+    if depth is not UNSET:
+        if depth is not None:
+            _type_check("--depth", depth, int, "an integer or none")
+        spec_depth = depth
+    if spec_depth is not None and spec_depth < 0:
+        raise SpecError(f"depth must be >= 0, not {spec_depth}")
+    check_deadlock = data.get("check_deadlock", False)
+    _type_check(f"{path}: check_deadlock", check_deadlock, bool, "true or false")
+    fingerprint = data.get("fingerprint", "xxh3_64")
+    _type_check(f"{path}: fingerprint", fingerprint, str, "a string")
+    if fingerprint not in FINGERPRINTS:
+        raise SpecError(f"{path}: fingerprint must be one of {', '.join(FINGERPRINTS)}, not {fingerprint!r}")
+    view = data.get("view")
+    if view is not None:
+        _type_check(f"{path}: view", view, (str, list), "a view name or a list of variable names")
+        if isinstance(view, list):
+            for v in view:
+                _type_check(f"{path}: view entry", v, str, "a variable name (string)")
+    expect = data.get("expect", {})
+    _type_check(f"{path}: [expect]", expect, dict, "a table")
+    for key, value in expect.items():
+        if key not in EXPECT_KEYS:
+            raise SpecError(f"{path}: unknown key {key!r} in [expect] (known: {', '.join(EXPECT_KEYS)})")
+        _type_check(f"{path}: expect.{key}", value, EXPECT_KEYS[key], "of the right type")
+    for name in expect.get("sometimes", ()):
+        _type_check(f"{path}: expect.sometimes entry", name, str, "a witness name (string)")
+    if "outcome" in expect and expect["outcome"] not in ("pass", "violation"):
+        raise SpecError(f"{path}: expect.outcome must be \"pass\" or \"violation\", not {expect['outcome']!r}")
+
+    overrides = dict(overrides or {})
+    defn = registry.model_def(data["model"])
+    variant, _ = registry.variant_constants(defn, data.get("variant"))
+    given = {**constants, **overrides}
+    try:
+        resolved = registry.resolve_constants(defn, variant, given)
+    except SpecError as e:
+        raise SpecError(f"{path}: {e}") from None
+    spec = Spec(path=path, name=path.stem, model=defn.name, variant=variant, constants=resolved,
+                invariants=list(invariants) if invariants is not None else None,
+                depth=spec_depth, check_deadlock=check_deadlock, fingerprint=fingerprint,
+                view=view, description=data.get("description", ""), expect=dict(expect),
+                overrides=overrides)
+    from checker.search.liveness import config as liveness_config
+    liveness_config.read_spec_keys(spec, data, path)  # properties, fairness
+    try:
+        # the model's own checks, and the property names
+        model, all_props = registry.build(spec.model, spec.variant, spec.constants)
+        _something_to_check(spec, all_props)
+        spec.invariants = keep_witnesses(all_props, spec.invariants, expect.get("sometimes", []))
+        spec._built = (model, registry.select_properties(all_props, spec.invariants))
+    except SpecError as e:
+        raise SpecError(f"{path}: {e}") from None
+    except ModelConfigError as e:
+        raise SpecError(f"{path}: constants rejected by model {defn.name!r}: {e}") from None
+    if view is not None:
+        from checker.search.engine import resolve_view
+        try:
+            resolve_view(model, view)
+        except SpecError as e:
+            raise SpecError(f"{path}: {e}") from None
+    liveness_config.validate(spec, str(path))
+    return spec

@@ -1,0 +1,95 @@
+"""`kmc trace`: show a run's counterexample again, as text, ITF or an HTML page.
+
+    kmc trace show RUN_DIR [--property NAME]        readable text on stdout
+    kmc trace itf  RUN_DIR [--property NAME] [-o FILE]   ITF JSON (stdout by default)
+    kmc trace html RUN_DIR [--property NAME] [-o FILE]   the page (RUN_DIR/trace-P.html by default)
+
+RUN_DIR is a run folder (results/<spec>/<run-id>/) or a spec's results folder
+(results/<spec>/: its newest run with a counterexample, named on stderr). The
+states are rebuilt from the run's trace-P.json with the model of its
+summary.json, then rendered by the model's current trace view. Bad input (no such folder, no counterexample,
+unknown property) is one line on stderr and exit 2.
+
+Listed in checker/front/cli.py (its one list of commands).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from checker.output import runs, traces
+from checker.output.views import view_for
+from checker.search.errors import EXIT_OK, SpecError
+from checker.search.files import write_atomic
+
+_RUN_DIR = click.argument("run_dir", metavar="RUN_DIR", type=click.Path(path_type=Path))
+_PROPERTY = click.option("--property", "-p", "prop", metavar="NAME",
+                         help="Which violated property (default: the first one found).")
+
+
+def _load(run_dir: Path, prop: str | None):
+    """(the run, its violation of `prop`, the model's trace view)."""
+    picked, which = runs.pick_run(run_dir)
+    if which is not None:
+        click.echo(f"kmc: {picked}: {which}", err=True)
+    run = runs.open_run(picked)
+    return run, run.violation(run.pick(prop)), view_for(run.model)
+
+
+def _form(kind: str, run_dir: Path, prop: str | None):
+    """(the run, the violation, one of its files rendered again: traces.render)."""
+    run, v, view = _load(run_dir, prop)
+    files, errors = traces.render(view, v, run.summary, kinds=(kind,))
+    if errors:
+        raise SpecError(f"{run.path}: cannot render the {kind}: {errors[0]}")
+    return run, v, files[kind]
+
+
+def _emit(text: str, out: Path | None, default: Path | None) -> None:
+    target = out if out is not None else default
+    if target is None or str(target) == "-":
+        click.echo(text, nl=not text.endswith("\n"))
+        return
+    try:
+        write_atomic(target, text)
+    except OSError as e:
+        raise SpecError(f"cannot write {target}: {e}") from None
+    click.echo(f"kmc: wrote {target}", err=True)
+
+
+@click.group("trace")
+def trace() -> None:
+    """Show a run's counterexample: text, ITF (Apalache's trace format) or HTML."""
+
+
+@trace.command("show")
+@_RUN_DIR
+@_PROPERTY
+def show_cmd(run_dir: Path, prop: str | None) -> int:
+    """Print the counterexample: each step's action, then only what changed."""
+    _emit(_form("text", run_dir, prop)[2], None, None)
+    return EXIT_OK
+
+
+@trace.command("itf")
+@_RUN_DIR
+@_PROPERTY
+@click.option("--output", "-o", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write here instead of stdout.")
+def itf_cmd(run_dir: Path, prop: str | None, out: Path | None) -> int:
+    """Print the counterexample in the Informal Trace Format (JSON)."""
+    _emit(_form("itf", run_dir, prop)[2], out, None)
+    return EXIT_OK
+
+
+@trace.command("html")
+@_RUN_DIR
+@_PROPERTY
+@click.option("--output", "-o", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to write the page ('-': stdout; default: RUN_DIR/trace-<property>.html).")
+def html_cmd(run_dir: Path, prop: str | None, out: Path | None) -> int:
+    """Write the counterexample as a self-contained HTML page."""
+    run, v, page = _form("html", run_dir, prop)
+    _emit(page, out, run.path / traces.file_names(v.property)["html"])
+    return EXIT_OK

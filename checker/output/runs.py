@@ -1,0 +1,146 @@
+"""Reading a run folder back: its summary, the model it checked (rebuilt from
+the summary's configuration) and its counterexamples, each state rebuilt
+exactly from its canonical bytes in trace-P.json. `kmc trace`
+(checker/front/trace_cli.py) renders them again through traces.render.
+"""
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from checker.output.lasso import lasso_of_run
+from checker.output.render import to_json
+from checker.output.traces import file_names
+from checker.search import registry
+from checker.search.encoding import decode_state
+from checker.search.engine import Violation
+from checker.search.errors import KmcError, SpecError
+from model.base import Action, ModelConfigError
+
+
+@dataclass
+class Run:
+    """A run folder: its summary, the model it checked (rebuilt), and the
+    properties it has counterexamples for (in the order found)."""
+
+    path: Path
+    summary: dict
+    model: Any
+    properties: list[str]
+
+    def trace(self, prop: str) -> list:
+        return load_trace(self.path / file_names(prop)["json"], self.model)
+
+    def violation(self, prop: str) -> Violation:
+        """The counterexample of `prop` as the run found it (a lasso for a
+        temporal property)."""
+        trace = self.trace(prop)
+        return lasso_of_run(self.summary, prop, trace) or Violation(prop, len(trace) - 1, trace)
+
+    def pick(self, prop: str | None) -> str:
+        if not self.properties:
+            raise SpecError(f"{self.path}: the run violated nothing (outcome "
+                            f"{self.summary.get('outcome', '?')}), so it has no counterexample")
+        if prop is None:
+            return self.properties[0]
+        if prop not in self.properties:
+            raise SpecError(f"{self.path}: no counterexample for {prop!r} "
+                            f"(this run has: {', '.join(self.properties)})")
+        return prop
+
+
+def find_run_dir(path: Path) -> Path:
+    """RUN_DIR itself, or - given results/<spec>/ - its newest run that has
+    a counterexample (else its newest run)."""
+    return pick_run(path)[0]
+
+
+def pick_run(path: Path) -> tuple[Path, str | None]:
+    """(run folder, None when RUN_DIR was one; else which of the spec's runs
+    was picked, in words)."""
+    path = Path(path)
+    if not path.exists():
+        raise SpecError(f"run folder not found: {path}")
+    if (path / "summary.json").is_file():
+        return path, None
+    runs = [p for p in path.iterdir() if p.is_dir() and (p / "summary.json").is_file()
+            and not p.name.startswith(".")] if path.is_dir() else []
+    if not runs:
+        raise SpecError(f"{path} is not a run folder (no summary.json) and holds no run")
+    # by when each finished (run ids of one second sort by their random part)
+    runs.sort(key=lambda p: ((p / "summary.json").stat().st_mtime_ns, p.name))
+    with_trace = [p for p in runs if any(p.glob("trace-*.json"))]
+    if not with_trace:
+        return runs[-1], f"the newest of {len(runs)} runs (none has a counterexample)"
+    newer = len(runs) - 1 - runs.index(with_trace[-1])
+    return with_trace[-1], ("the newest run, with a counterexample" if not newer else
+                            f"the newest run with a counterexample ({newer} newer "
+                            f"run{'s' if newer > 1 else ''} without)")
+
+
+def open_run(path: Path) -> Run:
+    run_dir = find_run_dir(path)
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise SpecError(f"cannot read {run_dir / 'summary.json'}: {e}") from None
+    config = summary.get("config") or {}
+    if "model" not in config:
+        raise SpecError(f"{run_dir / 'summary.json'} names no model")
+    try:
+        model, _ = registry.build(config["model"], config.get("variant"), config.get("constants") or {})
+    except ModelConfigError as e:
+        raise SpecError(f"{run_dir}: the model no longer accepts this run's constants: {e}") from None
+    except KmcError as e:
+        raise SpecError(f"{run_dir}: cannot rebuild the run's model: {e.one_line()}") from None
+    props = [v["property"] for v in summary.get("violations", [])]
+    return Run(run_dir, summary, model, props)
+
+
+def _action(obj: dict | None):
+    if obj is None:
+        return None
+    params = tuple(tuple(p) if isinstance(p, list) else p for p in obj.get("params", []))
+    return Action(obj["name"], params)
+
+
+def load_trace(path: Path, model: Any) -> list:
+    """The trace [(None, s0), (a1, s1), ...] from a trace-P.json: each state
+    rebuilt from its canonical bytes, or - for a file without them - by
+    replaying the recorded actions and matching the recorded states."""
+    try:
+        obj = json.loads(Path(path).read_text(encoding="utf-8"))
+        steps = obj["steps"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SpecError(f"cannot read the trace {path}: {e}") from None
+    if steps and all("encoded" in s for s in steps):
+        trace = []
+        for s in steps:
+            plain = decode_state(base64.b64decode(s["encoded"]))
+            state = model.from_plain(tuple(plain))
+            trace.append((_action(s["action"]), state))
+        return trace
+    return _replay(steps, model, path)
+
+
+def _replay(steps: list, model: Any, path: Path) -> list:
+    def same(state, recorded) -> bool:
+        names = getattr(state, "_fields", ())
+        return {n: to_json(x) for n, x in zip(names, state)} == recorded
+
+    state = next((s for s in model.init_states() if same(s, steps[0]["state"])), None)
+    if state is None:
+        raise SpecError(f"{path}: no initial state of the model matches the trace (model changed?)")
+    trace = [(None, state)]
+    for i, step in enumerate(steps[1:], 1):
+        label = step["action"]["label"]
+        nxt = next(((a, s) for a, s in model.successors(state) if str(a) == label
+                    and same(s, step["state"])), None)
+        if nxt is None:
+            raise SpecError(f"{path}: step {i} ({label}) cannot be replayed (model changed?)")
+        trace.append(nxt)
+        state = nxt[1]
+    return trace

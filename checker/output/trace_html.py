@@ -1,0 +1,308 @@
+"""A counterexample as one self-contained HTML page (inline CSS, JS and SVG; no
+external resource): a message sequence diagram (a lane per actor, an arrow
+per message from the step that sent it to the step that consumed it) beside a
+per-step table of what the model's view shows (for kraft: each replica's log,
+LEO, HWM and role, and the controller's leader, ISR, ELR and epochs), the
+step that breaks the property highlighted and explained.
+
+The table is plain HTML (readable without JS); the diagram is drawn by the
+page's script from the embedded JSON, aligned with the table rows, and
+redrawn when the layout changes. The script records any error (window.onerror,
+console.error) into #kmc-errors and marks <html data-kmc-ready="1"> when drawn,
+so a headless browser test can check that the page really works.
+"""
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from model.view import Explanation, TraceView
+
+
+def _esc(s: Any) -> str:
+    return html.escape(str(s))
+
+
+def _json_for_script(obj: Any) -> str:
+    # inside <script>, "</" would end the element; escape it (and U+2028/9 for old parsers)
+    return (json.dumps(obj, separators=(",", ":"))
+            .replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+CSS = """
+:root{--bad:#c62828;--badbg:#fdecea;--chg:#fff3b0;--line:#d0d7de;--muted:#57606a;--acked:#1b5e20}
+*{box-sizing:border-box}
+body{margin:0;font:13px/1.35 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#1f2328;background:#fff}
+header{padding:14px 18px 8px;border-bottom:1px solid var(--line)}
+h1{font-size:19px;margin:0 0 6px}
+h1 .prop{color:var(--bad)}
+.explain{margin:6px 0;padding:8px 10px;border-left:4px solid var(--bad);background:var(--badbg);max-width:1400px}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:8px 0 4px;color:var(--muted)}
+dl.meta dt{font-weight:600}dl.meta dd{margin:0}
+.legend{color:var(--muted);margin:6px 0 0}
+.legend span{margin-right:14px;white-space:nowrap}
+.sw{display:inline-block;width:22px;height:0;border-top:2px solid #555;vertical-align:middle;margin-right:4px}
+.sw.dropped{border-top-style:dashed}.sw.inflight{border-top-style:dotted}
+main{display:flex;align-items:flex-start;padding:10px 8px 40px}
+#seqcol{position:relative;flex:none}
+#seq{display:block}
+table#steps{border-collapse:collapse;flex:none}
+#steps th,#steps td{border:1px solid var(--line);padding:3px 5px;vertical-align:top;text-align:left}
+#steps thead th{background:#f6f8fa;position:sticky;top:0;z-index:1;height:34px;vertical-align:middle}
+#steps td.n{font-weight:700;text-align:right;color:var(--muted);width:28px}
+#steps td.act{min-width:150px;max-width:222px}
+.aname{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:600;font-size:12px}
+.aname .nm{white-space:nowrap}
+.desc{color:var(--muted);font-size:12px}
+#steps td.cell{min-width:100px;max-width:172px;font-size:12px}
+#steps td.cell.changed{background:#fffdf0}
+tr.step{cursor:pointer}
+tr.step:hover td{background:#f6f8fa}
+tr.step.sel td.n,tr.step.sel td.act{outline:2px solid #0969da;outline-offset:-2px}
+tr.step.violation td{background:var(--badbg)}
+tr.step.broke td.n,tr.step.broke td.act{box-shadow:inset 0 0 0 2px var(--bad)}
+.brokeat{margin:0 0 6px;font-size:15px;font-weight:600;color:var(--bad)}
+#steps td.cell.bad{box-shadow:inset 0 0 0 3px var(--bad)}
+.it{white-space:nowrap;margin-right:4px}
+.it .k{color:var(--muted)}
+.chg{background:var(--chg);border-radius:3px}
+.role{font-weight:700;padding:0 4px;border-radius:3px;background:#eaeef2}
+.r-Leader{background:#ddf4ff;color:#0550ae}.r-Follower{background:#eaeef2}
+.st-OFFLINE_DIRTY,.st-OFFLINE_CLEAN{color:var(--bad);font-weight:700}.st-STARTING{color:#9a6700;font-weight:700}
+.fenced{color:#9a6700;font-weight:700}
+.log{display:inline-flex;gap:2px;flex-wrap:wrap;margin:2px 0}
+.log.empty{color:var(--muted);font-style:italic}
+.rec{display:inline-flex;align-items:baseline;gap:2px;border:1px solid #8c959f;border-radius:3px;padding:0 3px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;color:var(--muted)}
+.rec b{color:#1f2328}.rec i{font-style:normal;font-size:10px}
+.rec.acked{border-color:var(--acked);border-width:2px}.rec.acked b{color:var(--acked)}
+.acked-set{color:var(--acked);font-weight:700}
+tr.detail td{background:#f6f8fa}
+tr.detail pre{margin:0;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap}
+#kmc-errors{margin:10px;padding:8px;border:2px solid var(--bad);white-space:pre-wrap}
+svg text{font:11px system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
+svg .lanelabel{font-weight:700;font-size:11px}
+svg .msglabel{paint-order:stroke;stroke:#fff;stroke-width:3px;font-size:10px}
+svg .arrow:hover line,svg .arrow:hover path{stroke-width:3}
+tr.step.cycle td.n{box-shadow:inset 4px 0 0 #0969da}tr.step.cycle td{background:#f1f8ff}
+tr.loopback td{color:#0969da;font-weight:700}
+"""
+
+ERROR_CAPTURE = """
+(function(){
+  var errs=[];
+  function show(){var el=document.getElementById('kmc-errors');
+    if(el&&errs.length){el.textContent=errs.join('\\n');el.hidden=false;el.setAttribute('data-count',String(errs.length));}}
+  window.__kmcError=function(m){errs.push(String(m));show();};
+  window.addEventListener('error',function(e){window.__kmcError('error: '+(e&&e.message?e.message:e));});
+  window.addEventListener('unhandledrejection',function(e){window.__kmcError('unhandled rejection: '+(e&&e.reason));});
+  var ce=console.error;
+  console.error=function(){window.__kmcError('console.error: '+Array.prototype.slice.call(arguments).join(' '));
+    return ce.apply(console,arguments);};
+  document.addEventListener('DOMContentLoaded',show);
+})();
+"""
+
+DRAW = """
+(function(){
+  var data=JSON.parse(document.getElementById('kmc-data').textContent);
+  var NS='http://www.w3.org/2000/svg';
+  var COLORS=data.colors||{};  // the view's message kinds -> colour
+  var LANE_W=64, LEFT=18;
+  function el(name,attrs,parent,text){var e=document.createElementNS(NS,name);
+    for(var k in attrs){e.setAttribute(k,attrs[k]);} if(text!==undefined){e.textContent=text;}
+    if(parent){parent.appendChild(e);} return e;}
+  function rows(){return Array.prototype.slice.call(document.querySelectorAll('#steps tr.step'));}
+  function select(i,scroll){rows().forEach(function(r){r.classList.toggle('sel',Number(r.dataset.step)===i);});
+    var d=document.getElementById('detail-'+i); if(d){d.hidden=false;}
+    if(scroll){var r=document.getElementById('step-'+i); if(r&&r.scrollIntoView){r.scrollIntoView({block:'nearest'});}}}
+  var selected=data.bad_step;
+  function draw(){
+    var svg=document.getElementById('seq'); if(!svg){return;}
+    while(svg.firstChild){svg.removeChild(svg.firstChild);}
+    var lanes=data.lanes; if(!lanes.length){svg.setAttribute('width','0');ready();return;}
+    var table=document.getElementById('steps'); var top=table.getBoundingClientRect().top;
+    var head=table.tHead.getBoundingClientRect();
+    var width=LEFT+LANE_W*lanes.length; var height=table.getBoundingClientRect().height;
+    svg.setAttribute('width',String(width)); svg.setAttribute('height',String(height));
+    svg.setAttribute('viewBox','0 0 '+width+' '+height);
+    var defs=el('defs',{},svg);
+    Object.keys(COLORS).concat(['default']).forEach(function(k){
+      var m=el('marker',{id:'ah-'+k,viewBox:'0 0 10 10',refX:'9',refY:'5',markerWidth:'7',markerHeight:'7',orient:'auto-start-reverse'},defs);
+      el('path',{d:'M0,0 L10,5 L0,10 z',fill:COLORS[k]||'#555'},m);});
+    var ys=[], bands=el('g',{'class':'bands'},svg);
+    rows().forEach(function(r){var b=r.getBoundingClientRect(); var y0=b.top-top;
+      ys.push(y0+b.height/2);
+      var cls=r.classList.contains('violation')?'band bad':'band';
+      el('rect',{'class':cls,x:'0',y:String(y0),width:String(width),height:String(b.height),
+        fill:r.classList.contains('violation')?'#fdecea':(ys.length%2?'#ffffff':'#f6f8fa')},bands);
+      el('text',{x:'4',y:String(y0+b.height/2+4),fill:'#57606a'},bands,String(r.dataset.step));});
+    var headY=head.height/2, laneTop=head.height;
+    var lx=function(k){return LEFT+LANE_W*k+LANE_W/2;};
+    lanes.forEach(function(name,k){var g=el('g',{'class':'lane','data-lane':String(k)},svg);
+      el('text',{'class':'lanelabel',x:String(lx(k)),y:String(headY+4),'text-anchor':'middle'},g,name);
+      el('line',{x1:String(lx(k)),x2:String(lx(k)),y1:String(laneTop),y2:String(height),stroke:'#8c959f','stroke-width':'1.5'},g);});
+    var ag=el('g',{'class':'arrows'},svg);
+    data.arrows.forEach(function(a,idx){
+      var color=COLORS[a.kind]||'#555'; var mk=COLORS[a.kind]?a.kind:'default';
+      var x1=lx(a.src), y1=a.sent===0?laneTop+6:ys[a.sent];
+      var x2=lx(a.dst), y2=a.end===null?height-4:ys[a.end];
+      if(a.end!==null&&a.end===a.sent){y2=y1+6;}
+      var g=el('g',{'class':'arrow '+a.fate.replace(' ','-'),'data-from':String(a.sent),'data-to':String(a.end===null?'':a.end)},ag);
+      el('title',{},g,a.full+' ['+(a.fate==='in flight'?'still in flight':a.fate+' in step '+a.end)+', sent in step '+a.sent+']');
+      var attrs={x1:String(x1),y1:String(y1),x2:String(x2),y2:String(y2),stroke:color,'stroke-width':'1.7'};
+      if(a.fate==='dropped'){attrs['stroke-dasharray']='5 3';}
+      if(a.fate==='in flight'){attrs['stroke-dasharray']='2 3';}
+      if(a.fate!=='dropped'){attrs['marker-end']='url(#ah-'+mk+')';}
+      el('line',attrs,g);
+      if(a.fate==='dropped'){el('path',{d:'M'+(x2-4)+','+(y2-4)+' l8,8 m0,-8 l-8,8',stroke:color,'stroke-width':'2'},g);}
+      var t=0.28, tx=x1+(x2-x1)*t, ty=y1+(y2-y1)*t-3;
+      el('text',{'class':'msglabel',x:String(tx),y:String(ty),fill:color,'text-anchor':x2>=x1?'start':'end'},g,a.short);
+    });
+    var dg=el('g',{'class':'actors'},svg);
+    data.actors.forEach(function(k,i){ if(k===null||k===undefined||i===0){return;}
+      var c=el('circle',{'class':'actor',cx:String(lx(k)),cy:String(ys[i]),r:'5',
+        fill:i===data.bad_step?'#c62828':'#24292f',stroke:'#fff','stroke-width':'1.5'},dg);
+      el('title',{},c,'step '+i+': '+data.titles[i]);});
+    ready();
+  }
+  // drawn: the page's own width too (the tests check that it fits a 1400 px window)
+  function ready(){var d=document.documentElement;
+    d.setAttribute('data-kmc-width',String(d.scrollWidth)); d.setAttribute('data-kmc-ready','1');}
+  function redraw(){try{draw();}catch(e){window.__kmcError('draw: '+e);}}
+  document.addEventListener('click',function(ev){var t=ev.target;
+    if(t.closest&&t.closest('tr.step')){var r=t.closest('tr.step'); var i=Number(r.dataset.step);
+      var d=document.getElementById('detail-'+i);
+      if(selected===i&&d){d.hidden=!d.hidden;} else {select(i,false);}
+      selected=i; redraw();}});
+  document.addEventListener('keydown',function(ev){var n=rows().length;
+    if(ev.key==='j'||ev.key==='ArrowDown'){selected=Math.min(n-1,selected+1);}
+    else if(ev.key==='k'||ev.key==='ArrowUp'){selected=Math.max(0,selected-1);} else {return;}
+    ev.preventDefault(); select(selected,true); redraw();});
+  window.addEventListener('resize',redraw);
+  function start(){select(selected,false); redraw();
+    if(window.ResizeObserver){new ResizeObserver(redraw).observe(document.getElementById('steps'));}}
+  if(document.readyState==='loading'){document.addEventListener('DOMContentLoaded',start);} else {start();}
+})();
+"""
+
+
+def _action_title(title: str) -> str:
+    """An action's name never breaks inside; its parameters may go to the next
+    line, after the name or a comma."""
+    name, paren, rest = title.partition("(")
+    out = f'<span class="nm">{_esc(name)}</span>'
+    if paren:
+        out += "<wbr>" + _esc(paren + rest).replace(",", ",<wbr>")
+    return out
+
+
+def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None,
+               lasso: dict | None = None) -> str:
+    """The HTML page of one counterexample. meta: spec, model, variant,
+    constants, run id, ... shown in the header (plain JSON values). lasso:
+    a temporal property's counterexample (checker/search/liveness/lasso.py):
+    {"loop": index of the state the cycle returns to, "headline", "instance",
+    "structure"}; the cycle's rows are marked and no step is "the" bad one."""
+    from checker.output.render import steps as n_steps
+    meta = dict(meta or {})
+    steps = len(trace) - 1
+    took = n_steps(steps)
+    why = view.explain(prop, trace)
+    columns = view.columns()
+    bad_cols = why.columns if why is not None else set()
+    titles = ["initial state"] + [view.step_title(a) for a, _ in trace[1:]]
+    lanes = view.lanes()
+    arrows = view.arrows(trace)
+    actors = [None] + [view.actor_lane(a) for a, _ in trace[1:]]
+
+    head_title = (f"Deadlock after {took}" if prop == "Deadlock"
+                  else f"{prop} violated after {took}")
+    if lasso is not None:
+        why = Explanation(lasso.get("headline", ""), set())
+        head_title = f"{prop} violated: a lasso of {took}"
+    out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>kmc: {_esc(head_title)}{' - ' + _esc(meta['spec_name']) if meta.get('spec_name') else ''}</title>",
+           f"<style>{CSS}</style><script>{ERROR_CAPTURE}</script></head><body>",
+           "<header>"]
+    if lasso is not None:
+        inst = f" ({lasso['instance']})" if lasso.get("instance") else ""
+        out.append(f'<h1><span class="prop">{_esc(prop)}</span>{_esc(inst)} violated: '
+                   f'{_esc(lasso.get("structure", ""))}</h1>')
+    elif prop == "Deadlock":
+        out.append(f"<h1>Deadlock after {took}</h1>")
+    else:
+        out.append(f'<h1><span class="prop">{_esc(prop)}</span> violated after {took}</h1>')
+        if why is not None and why.broke_how:  # the step that broke it, when not the last one
+            out.append(f'<p class="brokeat" id="broke">The promise broke at {_esc(why.broke_how)}.</p>')
+    if why is not None and why.text:
+        out.append(f'<p class="explain" id="explain">{_esc(why.text)}</p>')
+    doc = view.property_doc(prop)
+    rows = []
+    if doc:
+        rows.append(("property", f"{prop}: {doc}"))
+    for key, label in (("spec", "spec"), ("model", "model"), ("constants", "constants"),
+                       ("run_id", "run"), ("command", "reproduce")):
+        if meta.get(key) not in (None, "", {}):
+            v = meta[key]
+            if isinstance(v, dict):
+                v = ", ".join(f"{k} = {json.dumps(x)}" for k, x in v.items())
+            rows.append((label, v))
+    if rows:
+        out.append('<dl class="meta">' + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows)
+                   + "</dl>")
+    if lanes:
+        out.append('<p class="legend"><span>Click a step (or j / k) to see everything it changed.</span>'
+                   '<span><i class="sw"></i>received</span><span><i class="sw dropped"></i>dropped</span>'
+                   '<span><i class="sw inflight"></i>still in flight</span>'
+                   '<span>&#9679; the actor of a step</span>'
+                   '<span>highlighted: changed in this step</span>'
+                   '<span>bold green record: acknowledged to the producer</span></p>')
+    out.append("</header>")
+    out.append('<main><div id="seqcol"><svg id="seq" xmlns="http://www.w3.org/2000/svg" '
+               'role="img" aria-label="message sequence diagram"></svg></div>')
+    out.append('<table id="steps"><thead><tr><th>#</th><th>action</th>'
+               + "".join(f"<th>{_esc(c)}</th>" for c in columns) + "</tr></thead><tbody>")
+    prev = None
+    for i, (action, state) in enumerate(trace):
+        if lasso is not None:
+            cls = "step cycle" if i >= lasso["loop"] else "step"  # the cycle: loop..steps
+        else:
+            cls = "step violation" if i == steps and prop else "step"
+            if why is not None and why.broke_at == i and i != steps:
+                cls += " broke"
+        if action is None:
+            act = '<div class="aname">Initial state</div>'
+            lines = view.initial_lines(state)
+        else:
+            desc = view.describe(action, prev, state)
+            act = (f'<div class="aname">{_action_title(view.step_title(action))}</div>'
+                   + (f'<div class="desc">{_esc(desc)}</div>' if desc else ""))
+            lines = view.step_lines(prev, state, action) or ["(no variable changed)"]
+        cells = view.cells(prev, state)
+        tds = []
+        for j, (content, changed) in enumerate(cells):
+            c = "cell" + (" changed" if changed else "") + (" bad" if i == steps and j in bad_cols
+                                                            and lasso is None else "")
+            tds.append(f'<td class="{c}">{content}</td>')
+        out.append(f'<tr class="{cls}" id="step-{i}" data-step="{i}"><td class="n">{i}</td>'
+                   f'<td class="act">{act}</td>{"".join(tds)}</tr>')
+        out.append(f'<tr class="detail" id="detail-{i}" hidden><td></td>'
+                   f'<td colspan="{len(columns) + 1}"><pre>{_esc(chr(10).join(lines))}</pre></td></tr>')
+        prev = state
+    if lasso is not None:
+        back = (f"&#8635; stuttering: the behaviour stays in state {lasso['loop']} for ever"
+                if lasso["loop"] == steps else
+                f"&#8635; back to state {lasso['loop']}: steps {lasso['loop'] + 1}-{steps} repeat for ever")
+        out.append(f'<tr class="loopback" id="loopback" data-loop="{lasso["loop"]}"><td></td>'
+                   f'<td colspan="{len(columns) + 1}">{back}</td></tr>')
+    out.append("</tbody></table></main>")
+    out.append('<div id="kmc-errors" hidden></div>')
+    data = {"lanes": lanes, "bad_step": steps if lasso is None else lasso["loop"], "titles": titles,
+            "actors": actors, "colors": dict(getattr(view, "kind_colors", {}) or {}),
+            "arrows": [{"src": a.src, "dst": a.dst, "sent": a.sent, "end": a.end, "fate": a.fate,
+                        "short": a.short, "full": a.full, "kind": a.kind} for a in arrows]}
+    out.append(f'<script type="application/json" id="kmc-data">{_json_for_script(data)}</script>')
+    out.append(f"<script>{DRAW}</script></body></html>")
+    return "\n".join(out)

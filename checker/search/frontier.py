@@ -1,0 +1,139 @@
+"""A BFS level's frontier for the local engine (checker.search.engine.Search): its
+entries (state, parts, fingerprint) in discovery order, handed out chunk by
+chunk.
+
+A small frontier is a list of the entries themselves, as the engine made
+them. Past `threshold` entries it is packed: every CHUNK entries become one
+record (the states' parts by column, checker.search.codec.pack_states, and the
+fingerprints packed), appended to a file in the search's spill folder, so
+the frontier costs at most one chunk of live entries in memory, and the
+disk (page cache) holds the rest. Its chunks are read back in order and
+rebuilt by a StateDecoder: the states share their equal sub-values (so the
+encoder's identity caches hit on them as on generated states), and each entry
+carries its stored parts and fingerprint, so nothing is re-encoded or
+re-hashed. Chunk boundaries are the list's (every CHUNK entries), so the
+search visits the same entries in the same chunks either way.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from checker.search.codec import StateDecoder, pack_fps, pack_states, unpack_fps
+
+_HEAD = struct.Struct("<II")  # bytes of the packed states, bytes of the packed fingerprints
+
+
+class SpillDir:
+    """The search's temporary folder (made on first use, removed by close())."""
+
+    def __init__(self, parent: str | None = None):
+        self.parent = parent
+        self.path: Path | None = None
+        self._n = 0
+
+    def file(self, stem: str) -> Path:
+        if self.path is None:
+            self.path = Path(tempfile.mkdtemp(prefix="kmc-search-", dir=self.parent))
+        self._n += 1
+        return self.path / f"{stem}-{self._n}"
+
+    def close(self) -> None:
+        if self.path is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+            self.path = None
+
+
+class Frontier:
+    """Entries appended with extend(), read back once with chunks().
+
+    keep=False: only counted (the level at the depth bound, which is never
+    expanded)."""
+
+    def __init__(self, chunk: int, threshold: int | None, spill: SpillDir | None,
+                 decoder: StateDecoder | None, bits: int = 64, keep: bool = True):
+        self.chunk = chunk
+        self.threshold = threshold if spill is not None and decoder is not None else None
+        self.spill = spill
+        self.decoder = decoder
+        self.bits = bits
+        self.keep = keep
+        self.entries: list = []        # all entries, or (packed) the ones after the last record
+        self.count = 0
+        self.path: Path | None = None
+        self._out = None
+        self.records = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    @property
+    def packed(self) -> bool:
+        return self.path is not None
+
+    def extend(self, entries: Iterable[tuple]) -> None:
+        if not self.keep:
+            self.count += sum(1 for _ in entries)
+            return
+        n = len(self.entries)
+        self.entries.extend(entries)
+        self.count += len(self.entries) - n
+        if self.path is None:
+            if self.threshold is None or self.count <= self.threshold:
+                return
+            self.path = self.spill.file("frontier")
+            self._out = open(self.path, "wb", buffering=1 << 20)
+        if len(self.entries) >= self.chunk:
+            self._write()
+
+    def _write(self) -> None:
+        """Every full chunk of the buffered entries to the file."""
+        entries, chunk, write = self.entries, self.chunk, self._out.write
+        full = len(entries) - len(entries) % chunk
+        for start in range(0, full, chunk):
+            part = entries[start:start + chunk]
+            states = pack_states([e[1] for e in part])
+            fps = pack_fps([e[2] for e in part], self.bits)
+            write(_HEAD.pack(len(states), len(fps)))
+            write(states)
+            write(fps)
+            self.records += 1
+        del entries[:full]
+
+    def chunks(self) -> Iterator[list]:
+        """The entries in order, CHUNK at a time (the last chunk shorter)."""
+        if self.path is None:
+            entries, chunk = self.entries, self.chunk
+            for start in range(0, len(entries), chunk):
+                yield entries[start:start + chunk]
+            return
+        self._out.close()
+        decode, bits = self.decoder.decode_batch, self.bits
+        with open(self.path, "rb", buffering=1 << 20) as f:
+            read = f.read
+            for _ in range(self.records):
+                ns, nf = _HEAD.unpack(read(_HEAD.size))
+                rebuilt = decode(read(ns))
+                fps = unpack_fps(read(nf), bits)
+                yield [(s, p, fp) for (s, p), fp in zip(rebuilt, fps)]
+        if self.entries:
+            yield self.entries
+
+    def close(self) -> None:
+        """Drop the entries and the file."""
+        self.entries = []
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+        if self.path is not None:
+            try:
+                os.unlink(self.path)
+            except FileNotFoundError:
+                pass

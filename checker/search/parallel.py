@@ -1,0 +1,515 @@
+"""The `auto` engine: the local engine while the state space is small, every
+core of the machine once a level is big enough to pay.
+
+A run starts as checker.search.engine.Search (one process, nothing started on the
+side). At the start of a level -- a level boundary, where nothing is half
+done -- whose frontier holds at least `threshold` states (and when the
+machine has more than one core and the level is not the depth bound), the
+remaining levels go parallel, level by level, in the same process that ran
+the local levels:
+
+- the parent forks one worker per core; the workers inherit everything (the
+  model, the seen set, the frontier) without a copy; worker w expands the
+  frontier's chunks w, w + n, w + 2n, ... with checker.search.engine.expand_chunk
+  (the local engine's own expansion and property checks) against its copy
+  of the seen set, to which it adds what it finds, and sends each chunk's
+  result down a pipe: the new successors' parts (no state objects),
+  fingerprints, parents and actions, the violations, witnesses, deadlocks and
+  per-action counts;
+- the parent takes the chunks' results in chunk order -- the local engine's
+  BFS order -- keeps the successors that are new to the real seen set at
+  that point, and records them with Search._absorb, the local engine's own
+  bookkeeping (counts, level logs, violations, witnesses, stopping);
+- the next level's workers rebuild the states of their chunks from the
+  parts (checker.search.codec.StateDecoder), as the local engine does for a
+  frontier it spilled to disk.
+
+Why identical answers: a worker's seen set, at any point, holds the level's
+start and part of what the levels' earlier chunks found, so what it calls
+new is a superset of what is new in BFS order, in the same order; the parent
+drops the rest. A property violated, or witnessed, at a state a worker
+wrongly thinks new was violated (witnessed) at that state's earlier
+discovery in the same level, where the parent stops (records it) first; so
+stopping at the first violation in the middle of a chunk, the generated
+counts up to it, deadlocks and evaluation errors come out as the local
+engine's. Counterexamples come from the parent's level logs as usual.
+
+Nothing is written to disk; ^C stops the workers; a worker that dies is one
+`kmc: error:` line (exit 3), never a hang.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+from collections import Counter
+from itertools import chain, repeat
+from typing import Iterable
+
+from checker.search.engine import (CHUNK_STATES, ChunkResult, CheckOptions, CheckResult, Search,
+                            expand_chunk)
+from checker.search.errors import EXIT_EVALUATION, EngineEvaluationError, KmcError
+from model.base import Model, Property
+
+# Frontier size from which the remaining levels go parallel: a level costs
+# the parallel part a fork per worker and per chunk a pipe hand-over, and the
+# parent's bookkeeping; a few thousand states already pay (bench/auto_vs_local.py),
+# and below this the whole check takes a few seconds at most.
+THRESHOLD = 10_000
+# ... and when at least this much of a core sat idle during the level before
+IDLE_CORES = 0.5
+
+
+class ParallelError(KmcError):
+    """A worker process of the parallel search died or failed (exit 3)."""
+
+    exit_code = EXIT_EVALUATION
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# ---- the handover -------------------------------------------------------------------
+
+class _HandedOver(BaseException):
+    """Carries the parallel part's result out of the local engine's loop."""
+
+    def __init__(self, result: CheckResult):
+        super().__init__()
+        self.result = result
+
+
+class _Levels(list):
+    """Search.levels, which the local engine appends a level's log to when it
+    starts expanding a level (after its depth-bound check): the level
+    boundary where AutoSearch may hand over."""
+
+    def __init__(self, hook):
+        super().__init__()
+        self.hook = hook
+
+    def append(self, log) -> None:
+        if len(self):  # level 0's log comes from the initial states, before any frontier
+            self.hook(len(self) - 1)
+        super().append(log)
+
+
+def _entries(frontier) -> Iterable[tuple]:
+    """A frontier's (state, parts, fp) entries in order (a list, or a
+    checker.search.frontier.Frontier)."""
+    if hasattr(frontier, "chunks"):
+        for chunk in frontier.chunks():
+            yield from chunk
+    else:
+        yield from frontier
+
+
+class IdleMeter:
+    """How many cores sat idle since the last call, from /proc/stat (Linux):
+    while the local engine runs, one core is its own, so a second core idle
+    during its last level is one the workers would get. None: unknown (no
+    /proc/stat, or too short an interval to tell)."""
+
+    MIN_JIFFIES = 20   # across all cores (~0.1 s on two): below this, no verdict
+
+    def __init__(self, n_cores: int):
+        self.cores = n_cores
+        self.last = self._read()
+
+    @staticmethod
+    def _read():
+        try:
+            with open("/proc/stat") as f:
+                values = [int(v) for v in f.readline().split()[1:9]]
+        except (OSError, ValueError):
+            return None
+        return values[3] + values[4], sum(values)   # idle + iowait, all
+
+    def idle_cores(self) -> float | None:
+        now, last = self._read(), self.last
+        self.last = now
+        if now is None or last is None or now[1] - last[1] < self.MIN_JIFFIES:
+            return None
+        return self.cores * (now[0] - last[0]) / (now[1] - last[1])
+
+
+class AutoSearch(Search):
+    """The local engine, which hands the rest of the search over to a pool
+    of processes at the first level boundary where the frontier holds at
+    least `threshold` states (see the module's docstring)."""
+
+    def __init__(self, model: Model, properties: Iterable[Property], options: CheckOptions,
+                 threshold: int = THRESHOLD, workers: int | None = None):
+        super().__init__(model, properties, options)
+        self.threshold = threshold
+        # workers not given: one per core, when a second core was idle during
+        # the level before (a shared machine whose other cores are busy gains
+        # nothing from more processes: the hand-over waits for a later level)
+        self.meter = IdleMeter(cores()) if workers is None else None
+        self.workers = workers if workers is not None else cores()
+        self.busy_levels: list = []    # levels not handed over because no core was idle
+        self.frontier = None          # the frontier being built (or the initial one)
+        self.where: list = []         # [level, "local" | "pool"] per level (level 0: its initial states)
+        self.handover_level: int | None = None
+        if self.workers > 1:
+            self.levels = _Levels(self._boundary)
+
+    def run(self) -> CheckResult:
+        try:
+            result = super().run()
+        except _HandedOver as h:
+            return h.result
+        self.where = [[lv, "local"] for lv in range(len(result.per_level_distinct))]
+        return result
+
+    # the frontier the next level expands: the initial states', then each level's
+    def _initial(self):
+        self.frontier = super()._initial()
+        return self.frontier
+
+    def _absorb(self, level, log, res, chunk, next_frontier) -> None:
+        super()._absorb(level, log, res, chunk, next_frontier)
+        self.frontier = next_frontier
+
+    def _boundary(self, level: int) -> None:
+        """The local engine is about to expand `level` (not the depth bound)."""
+        frontier = self.frontier
+        idle = self.meter.idle_cores() if self.meter is not None else None   # during the last level
+        if frontier is None or len(frontier) < self.threshold or self.stopped:
+            return
+        if len(self.per_level_distinct) != level + 1 or len(frontier) != self.per_level_distinct[level]:
+            return  # not the shape this hand-over expects: go on locally
+        if idle is not None and idle < IDLE_CORES:
+            self.busy_levels.append(level)
+            return
+        raise _HandedOver(self._go_parallel(level, frontier))
+
+    def _go_parallel(self, level: int, frontier) -> CheckResult:
+        """The remaining levels, each expanded by forked workers (see the
+        module's docstring); the same accounting as Search._run."""
+        entries = list(_entries(frontier))
+        if hasattr(frontier, "close"):
+            frontier.close()
+        elif isinstance(frontier, list):
+            frontier.clear()
+        self.frontier = None
+        self.handover_level = level
+        max_depth = self.options.max_depth
+        deadlocks = self.options.check_deadlock
+        while entries and not self.stopped:
+            if max_depth is not None and level >= max_depth:
+                if deadlocks:
+                    self._bound_deadlocks(level, entries)
+                break
+            log = self._log()
+            list.append(self.levels, log)   # (not a boundary: no hook)
+            self.per_level_distinct.append(0)
+            keep = max_depth is None or level + 1 < max_depth or deadlocks
+            nxt = _PackedLevel(self.options.fingerprint_bits) if keep else self._frontier(keep=False)
+            self._parallel_level(level, log, entries, nxt)
+            entries = nxt
+            level += 1
+        if not self.per_level_distinct[-1] and len(self.per_level_distinct) > 1:
+            self.per_level_distinct.pop()   # the last level expanded found nothing new
+            self.levels.pop()
+        self.states_left = len(entries) if (self.stopped or entries) else 0
+        result = self._result(exhausted=not entries and not self.stopped)
+        result.peak_memory_kb = max(result.peak_memory_kb, _children_peak_kb())
+        self.where = [[lv, "local" if lv <= self.handover_level else "pool"]
+                      for lv in range(len(result.per_level_distinct))]
+        return result
+
+    def _parallel_level(self, level: int, log, entries: list, nxt) -> None:
+        """Expand `entries` (level `level`) into level + 1: chunk c by worker
+        c % n, absorbed here in chunk order (BFS order) keeping only the
+        states new to the seen set at that point."""
+        chunks = (entries.chunks() if isinstance(entries, _PackedLevel) else
+                  [entries[i:i + CHUNK_STATES] for i in range(0, len(entries), CHUNK_STATES)])
+        n = max(1, min(self.workers, len(chunks)))
+        keep = isinstance(nxt, _PackedLevel)
+        workers = _Workers(self, chunks, n, keep, level)
+        seen = self.seen
+        done = 0
+        try:
+            for c, chunk in enumerate(chunks):
+                res = workers.result(c)
+                # the worker's "new" is relative to its own view of the seen
+                # set (the level's start plus what it found itself): a
+                # superset of what is new here, in the same order
+                fresh = []
+                index = {}
+                for i, e in enumerate(res.new):
+                    fp = e[2]
+                    if fp not in seen:
+                        seen.add(fp)
+                        index[i] = len(fresh)
+                        fresh.append(e)
+                res.new = fresh
+                res.violations = [(name, index[i]) for name, i in res.violations if i in index]
+                res.witnesses = [(name, index[i]) for name, i in res.witnesses if i in index]
+                self._absorb(level + 1, log, res, chunk, nxt)
+                if self.stopped:
+                    break
+                done += len(chunk)
+                self._check_memory(level)
+                self._maybe_progress(level, len(entries) - done + len(nxt))
+        finally:
+            workers.close()
+
+    def _bound_deadlocks(self, level: int, entries: list) -> None:
+        """Search._deadlocks_at_bound on the states of rebuilt entries."""
+        from checker.search.codec import StateDecoder
+        decoder = StateDecoder(self.model)
+        self._deadlocks_among(level, ((decoder.decode(parts)[0] if state is None else state, fp)
+                                      for state, parts, fp in entries))
+
+
+class _PackedChunk:
+    """CHUNK_STATES entries of a parallel level, packed by column
+    (checker.search.codec.pack_states): ~100 bytes a state instead of the ~1.3 KB
+    of its list of parts. A worker rebuilds the states of its own chunks."""
+
+    __slots__ = ("states", "fps", "n", "bits")
+
+    def __init__(self, entries: list, bits: int):
+        from checker.search.codec import pack_fps, pack_states
+        self.states = pack_states([e[1] for e in entries])
+        self.fps = pack_fps([e[2] for e in entries], bits)
+        self.n, self.bits = len(entries), bits
+
+    def __len__(self) -> int:
+        return self.n
+
+    def entries(self, decoder=None) -> list:
+        """(state, parts, fp) with a decoder (checker.search.codec.StateDecoder),
+        else (None, parts, fp)."""
+        from checker.search.codec import unpack_fps, unpack_states
+        fps = unpack_fps(self.fps, self.bits)
+        if decoder is None:
+            return [(None, p, fp) for p, fp in zip(unpack_states(self.states), fps)]
+        return [(s, p, fp) for (s, p), fp in zip(decoder.decode_batch(self.states), fps)]
+
+    def __getitem__(self, i):  # the parent reads a deadlocked entry's fingerprint
+        return self.entries()[i]
+
+
+class _PackedLevel:
+    """The next level of a parallel search, in the order found, packed a
+    chunk at a time (chunk boundaries as the local engine's: every
+    CHUNK_STATES entries from the level's start)."""
+
+    def __init__(self, bits: int):
+        self.bits = bits
+        self.packed: list = []   # full chunks, packed
+        self.tail: list = []     # the entries of the chunk being filled
+        self.n = 0
+
+    def extend(self, items) -> None:
+        tail = self.tail
+        for e in items:
+            tail.append(e)
+            if len(tail) == CHUNK_STATES:
+                self.packed.append(_PackedChunk(tail, self.bits))
+                tail = self.tail = []
+            self.n += 1
+
+    def __len__(self) -> int:
+        return self.n
+
+    def chunks(self) -> list:
+        return self.packed + ([self.tail] if self.tail else [])
+
+    def __iter__(self):
+        for chunk in self.chunks():
+            yield from (chunk.entries() if isinstance(chunk, _PackedChunk) else chunk)
+
+
+class _Workers:
+    """The forked workers of one level: worker w expands chunks w, w + n, ...
+    in order and sends each chunk's result as soon as it has it (the pipe
+    holds the worker back when the parent is behind)."""
+
+    def __init__(self, search: "AutoSearch", chunks: list, n: int, keep: bool, level: int):
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")
+        self.n, self.level = n, level
+        self.procs: list = []
+        self.conns: list = []
+        try:
+            for w in range(n):
+                recv, send = ctx.Pipe(duplex=False)
+                p = ctx.Process(target=_level_worker, args=(search, chunks, w, n, keep, send),
+                                name=f"kmc-worker-{w}", daemon=True)
+                p.start()
+                send.close()
+                self.procs.append(p)
+                self.conns.append(recv)
+        except BaseException:
+            self.close()
+            raise
+
+    def result(self, c: int) -> ChunkResult:
+        w = c % self.n
+        try:
+            msg = pickle.loads(self.conns[w].recv_bytes())
+        except (EOFError, OSError):
+            p = self.procs[w]
+            p.join(5)
+            code = p.exitcode
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            raise ParallelError(f"worker process {p.pid} of the parallel search died ({how}) while "
+                                f"expanding level {self.level}") from None
+        kind = msg[0]
+        if kind == "ok":
+            _, new, violations, witnesses, deadlocks, names, stopped = msg
+            return ChunkResult(new, violations, witnesses, deadlocks,
+                               list(chain.from_iterable(repeat(k, v) for k, v in names.items())), stopped)
+        if kind == "evaluation":
+            raise EngineEvaluationError(msg[1], level=self.level)
+        raise ParallelError(f"the model failed in a worker process at level {self.level}: {msg[1]}")
+
+    def close(self) -> None:
+        """Stop the workers now (a stopped level leaves them running)."""
+        for c in self.conns:
+            c.close()
+        for p in self.procs:
+            if p.is_alive():
+                p.kill()
+        for p in self.procs:
+            p.join(5)
+        self.procs, self.conns = [], []
+
+
+def expand_one(ctx, chunk, seen) -> ChunkResult:
+    """A worker's expansion of one chunk (tests wrap it to make a worker fail)."""
+    return expand_chunk(ctx, chunk, seen)
+
+
+def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool, conn) -> None:
+    """In a forked child: expand chunks w, w + n, ... against the inherited
+    seen set (growing with what this worker finds); states of the entries
+    that hold only their parts are rebuilt first. Sends per chunk ("ok",
+    new as (None, parts or None, fp, parent fp, action), violations,
+    witnesses, deadlocks, per-action generated counts, stopped)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles ^C and stops the workers
+    code = 0
+    sender = _Sender(conn)
+    try:
+        ctx, seen = search.ctx, search.seen
+        decoder = None
+        for c in range(w, len(chunks), n):
+            chunk = chunks[c]
+            if isinstance(chunk, _PackedChunk) or (chunk and chunk[0][0] is None):
+                if decoder is None:
+                    from checker.search.codec import StateDecoder
+                    decoder = StateDecoder(search.model)
+                if isinstance(chunk, _PackedChunk):
+                    chunk = chunk.entries(decoder)
+                else:
+                    decode = decoder.decode
+                    chunk = [decode(parts) + (fp,) for _, parts, fp in chunk]
+            try:
+                res = expand_one(ctx, chunk, seen)
+            except EngineEvaluationError as e:
+                sender.send(("evaluation", str(e)))
+                return
+            new = [(None, e[1] if keep else None, e[2], e[3], e[4]) for e in res.new]
+            sender.send(("ok", new, res.violations, res.witnesses, res.deadlocks,
+                         Counter(res.action_names), res.stopped))
+            if res.stopped:
+                return  # the parent stops at or before this chunk's end
+    except BaseException as e:  # noqa: BLE001 - a bug of the model: one line in the parent
+        code = 1
+        try:
+            sender.send(("crash", f"{type(e).__name__}: {' '.join(str(e).split())}"))
+        except (OSError, ValueError):
+            pass
+    finally:
+        try:
+            sender.close()
+        finally:
+            os._exit(code)   # no atexit handlers of the parent in a forked child
+
+
+class _Sender:
+    """A worker's results, pickled in its main thread and written to the
+    pipe by a thread (which holds no GIL while it writes): the worker goes on
+    with its next chunk while the parent still absorbs an earlier chunk of
+    the other worker."""
+
+    def __init__(self, conn):
+        import queue
+        import threading
+        self.conn = conn
+        self.queue: "queue.SimpleQueue" = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            data = self.queue.get()
+            if data is None:
+                return
+            try:
+                self.conn.send_bytes(data)
+            except (OSError, ValueError):
+                return   # the parent is gone or stopped this level
+
+    def send(self, msg) -> None:
+        self.queue.put(pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        self.conn.close()
+
+
+def _children_peak_kb() -> int:
+    import resource
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return rss // 1024 if sys.platform == "darwin" else rss
+
+
+THRESHOLD_ENV = "KMC_AUTO_THRESHOLD"   # tests and tuning: another threshold
+WORKERS_ENV = "KMC_AUTO_WORKERS"       # tests and tuning: another number of workers
+
+
+def _env_int(name: str) -> int | None:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        from checker.search.errors import SpecError
+        raise SpecError(f"{name} must be a number >= 1, not {text!r}")
+    return n
+
+
+def check_auto(model: Model, properties: Iterable[Property], options: CheckOptions,
+               threshold: int | None = None, workers: int | None = None) -> tuple[CheckResult, dict]:
+    """Check as the local engine does, going parallel from a frontier of
+    `threshold` states (default THRESHOLD, or $KMC_AUTO_THRESHOLD) when
+    there is more than one worker (default one per core, or
+    $KMC_AUTO_WORKERS). Returns the result and where each level ran:
+    {"workers", "threshold", "handover_level", "levels": ["local" | "pool"]}."""
+    if threshold is None:
+        threshold = _env_int(THRESHOLD_ENV) or THRESHOLD
+    if workers is None:
+        workers = _env_int(WORKERS_ENV)
+    search = AutoSearch(model, properties, options, threshold, workers)
+    result = search.run()
+    info = {"workers": search.workers if search.handover_level is not None else 1,
+            "threshold": threshold, "handover_level": search.handover_level,
+            "levels": [w for _, w in search.where],
+            # levels past the threshold left local: the other cores were busy
+            "busy_levels": search.busy_levels}
+    return result, info

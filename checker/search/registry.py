@@ -1,0 +1,105 @@
+"""Models and their properties, looked up by name for the engine and the CLI.
+
+build(model_name, variant, constants) validates the constants against the
+ModelDef (names, types; defaults fill the rest) and returns (model, properties).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from checker.search.errors import SpecError
+from model.base import ALWAYS, Constant, Model, ModelConfigError, ModelDef, Property
+
+
+def models() -> dict[str, ModelDef]:
+    from model.registry import MODELS
+    return dict(sorted(MODELS.items()))
+
+
+def model_def(name: str) -> ModelDef:
+    defs = models()
+    if name not in defs:
+        known = ", ".join(defs) or "none"
+        raise SpecError(f"unknown model {name!r} (known models: {known})")
+    return defs[name]
+
+
+def variant_constants(defn: ModelDef, variant: str | None) -> tuple[str, tuple[Constant, ...]]:
+    """The variant's name (the first variant when None) and its constants."""
+    if variant is None:
+        variant = next(iter(defn.variants))
+    if variant not in defn.variants:
+        raise SpecError(f"unknown variant {variant!r} of model {defn.name!r} "
+                        f"(known variants: {', '.join(defn.variants)})")
+    return variant, defn.variants[variant]
+
+
+def type_name(t) -> str:
+    if isinstance(t, tuple):
+        container, item = t
+        return f"{container.__name__} of {item.__name__}"
+    return t.__name__
+
+
+def _is_instance(value: Any, t) -> bool:
+    """TOML-typed check: bool is not an int, a list is a list of the item type."""
+    if isinstance(t, tuple):
+        container, item = t
+        return (isinstance(value, (list, tuple)) and
+                all(_is_instance(v, item) for v in value))
+    if t is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if t is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, t)
+
+
+def resolve_constants(defn: ModelDef, variant: str, constants: dict | None) -> dict[str, Any]:
+    """The variant's defaults overridden by `constants`, every name and type checked."""
+    _, decl = variant_constants(defn, variant)
+    by_name = {c.name: c for c in decl}
+    resolved = {c.name: c.default for c in decl}
+    for name, value in (constants or {}).items():
+        if name not in by_name:
+            raise SpecError(f"unknown constant {name!r} for model {defn.name!r} variant "
+                            f"{variant!r} (known: {', '.join(by_name) or 'none'})")
+        c = by_name[name]
+        if not _is_instance(value, c.type):
+            raise SpecError(f"constant {name} must be {type_name(c.type)}, "
+                            f"not {type(value).__name__} {value!r}")
+        if isinstance(c.type, tuple) and isinstance(value, list):
+            value = list(value)
+        resolved[name] = value
+    return resolved
+
+
+def build(model_name: str, variant: str | None, constants: dict | None = None) -> tuple[Model, list[Property]]:
+    """(model, properties) for a model name, variant and constants.
+
+    Unknown model / variant / constant and a wrongly typed value raise
+    SpecError; a combination the model rejects raises its ModelConfigError
+    (both are bad input, exit 2).
+    """
+    from invariants.registry import properties_for
+
+    defn = model_def(model_name)
+    variant, _ = variant_constants(defn, variant)
+    resolved = resolve_constants(defn, variant, constants)
+    model = defn.build(variant, resolved)  # may raise ModelConfigError
+    return model, properties_for(model)
+
+
+def select_properties(properties: list[Property], names: list[str] | None) -> list[Property]:
+    """The properties named (in the given order), or all when `names` is None."""
+    if names is None:
+        return list(properties)
+    by_name = {p.name: p for p in properties}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise SpecError(f"unknown propert{'ies' if len(unknown) > 1 else 'y'} "
+                        f"{', '.join(map(repr, unknown))} (known: {', '.join(by_name) or 'none'})")
+    return [by_name[n] for n in dict.fromkeys(names)]
+
+
+__all__ = ["build", "models", "model_def", "resolve_constants", "select_properties",
+           "type_name", "ModelConfigError", "ALWAYS"]

@@ -1,0 +1,993 @@
+"""The `spark` engine's driver: the same level-synchronous BFS as the local
+engine (checker.search.engine), with each level's checks, expansion and dedup on
+the executors and every finished level on disk (checker/search/spark/levels.py).
+
+Job L, one Spark job of two stages (one stage, no shuffle, for a level of
+fewer than SMALL_LEVEL states):
+  read level L's files -> rebuild each state, check the properties on it,
+  expand it (executors) -> shuffle by fingerprint partition -> merge: keep per
+  fingerprint the witness with the smallest BFS key, drop the seen
+  fingerprints (executors) -> write level L+1 (a msgpack file and a statistics
+  file per partition, written by the merge tasks; their statistics are
+  also the job's result).
+Counts come from data (the statistics files), never from accumulators; the
+driver holds the cumulative statistics only and never collects a frontier or
+the seen set; level L+1 is renamed into place when complete, so a run can be
+resumed after its last complete level.
+
+Identical answers to the local engine: a new state keeps the witness with the
+smallest BFS key (checker/search/codec.py), which is the local engine's first
+discovery, so per-level counts, parents and counterexamples are the local
+engine's. The local engine checks a state as it generates it; here the
+states of level L are checked when job L rebuilds them, so stream L-1 (the
+expansion of level L-1) is settled after job L: its first event in BFS order
+-- a violation at level L, a deadlock at level L-1 -- is where the local
+engine stops when it stops at the first violation, and the counts of level L
+are then recounted up to that event. The level at the depth bound is never
+expanded: its states are checked as job L-1 generates them (no job rebuilds
+them, so they are neither shuffled nor written: the level's files keep what
+traces and counts need), unless deadlocks are checked there or a property
+raised (job L-1 then runs again with the states).
+
+While this run starts Spark (the JVM, then the executors' preflight), the
+driver runs the level jobs itself with the same task functions, in-process
+(_expand_in_driver: one expand task per level file, one merge per
+partition), on the core the starting JVM leaves idle; the executors take
+over at the first level after they are ready (a level the driver is less
+than half through is given up to them). The level files are the same either
+way, so are the answers; level_times records where each level ran.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+from operator import itemgetter
+from pathlib import Path
+from typing import Any, Callable
+
+from checker.search import registry
+from checker.search import codec
+from checker.search.encoding import encode, encode_state
+from checker.search.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
+                            check_memory, collision_probability, peak_memory_kb, resolve_view)
+from checker.search.errors import EngineEvaluationError, KmcError, SpecError
+from checker.search.spark import levels, seen as seenruns, session as sparksession, tasks
+from checker.search.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
+                                  SparkJobError, SparkUnavailableError)
+from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
+
+STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
+FORMAT = 3  # 3: seen fingerprints as sorted runs per level (checker/search/spark/seen.py)
+# a frontier below this is expanded in one task, into one partition, without
+# a shuffle: a shuffle and a second stage cost about as much as a level of a
+# few thousand states shares out over two cores (bench/README.md)
+SMALL_LEVEL = 4000
+# While this run starts Spark (the JVM takes one core for ~8 s on this kind
+# of machine, then the executors' preflight ~3 s), the driver runs the level
+# jobs itself, in-process, with the executors' task code (tasks.py): the same
+# answers, from the core the JVM leaves idle. When the executors are ready
+# the driver gives its level up to them unless it has expanded half of it
+# already. It takes a level of up to this many states (its successors are
+# held in memory); a bigger one waits for the executors.
+DRIVER_FRONTIER = 100_000
+GIL_SWITCH_S = 0.0002
+
+
+@dataclass
+class SpecConfig:
+    """What the executors rebuild the model from."""
+
+    name: str
+    model: str
+    variant: str
+    constants: dict
+    invariants: list | None = None
+
+    @classmethod
+    def of(cls, spec_or_config) -> "SpecConfig":
+        if isinstance(spec_or_config, SpecConfig):
+            return spec_or_config
+        if isinstance(spec_or_config, dict):
+            d = spec_or_config
+            if "model" not in d:
+                raise SpecError("a spark run needs a spec or a config with 'model'")
+            defn = registry.model_def(d["model"])
+            variant, _ = registry.variant_constants(defn, d.get("variant"))
+            constants = registry.resolve_constants(defn, variant, d.get("constants") or {})
+            return cls(d.get("name") or defn.name, defn.name, variant, constants, d.get("invariants"))
+        s = spec_or_config  # checker.front.spec.Spec
+        return cls(s.name, s.model, s.variant, dict(s.constants), s.invariants)
+
+
+@dataclass
+class _Totals:
+    """The cumulative statistics after a level (stats.json)."""
+
+    level: int = 0
+    partitions: int = 0
+    per_level_distinct: list = field(default_factory=list)
+    generated: int = 0
+    per_action_generated: dict = field(default_factory=dict)
+    per_action_distinct: dict = field(default_factory=dict)
+    sometimes: dict = field(default_factory=dict)
+    violations: list = field(default_factory=list)   # [name, level, fp hex, [stream, key hex, index]]
+    stopped: bool = False
+    done: bool = False
+    exhausted: bool = False
+    states_left: int = 0
+    level_times: list = field(default_factory=list)   # see SparkSearch.run
+    pending: dict | None = None   # the newest level's stream, settled once that level is checked
+    # the depth bound's checks made while it was generated (its states are
+    # not in its files): [level, {property: [key hex, fp]} violated, witnessed]
+    bound_checks: list | None = None
+
+    def to_json(self) -> dict:
+        out = {"format": FORMAT, **self.__dict__}
+        if self.pending is not None:  # BFS keys as hex
+            pend = dict(self.pending)
+            if pend["deadlock"] is not None:
+                pend["deadlock"] = [pend["deadlock"][0].hex(), pend["deadlock"][1]]
+            pend["errors"] = [[e[0].hex(), e[1], e[2]] for e in pend["errors"]]
+            out["pending"] = pend
+        return json.loads(json.dumps(out))
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "_Totals":
+        obj = dict(obj)
+        obj.pop("format", None)
+        pend = obj.get("pending")
+        if pend is not None:
+            pend = dict(pend)
+            if pend["deadlock"] is not None:
+                pend["deadlock"] = [bytes.fromhex(pend["deadlock"][0]), pend["deadlock"][1]]
+            pend["errors"] = [(bytes.fromhex(e[0]), e[1], e[2]) for e in pend["errors"]]
+            obj["pending"] = pend
+        return cls(**obj)
+
+    def add(self, counter_name: str, counts: dict) -> None:
+        target = getattr(self, counter_name)
+        for k, v in counts.items():
+            target[k] = target.get(k, 0) + v
+
+    def recorded(self, name: str) -> bool:
+        return any(v[0] == name for v in self.violations)
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _python_error_line(message: str) -> str:
+    """The gist of a Spark job failure: the Python exception raised on an
+    executor, else the innermost Java cause."""
+    import re
+    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
+    pat = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Interrupt)): (.+)$")
+    python = [ln for ln in lines if pat.match(ln) and not ln.startswith(("py4j", "org.", "java.", "scala."))]
+    if python:
+        return python[-1]
+    causes = [ln[len("Caused by: "):] for ln in lines if ln.startswith("Caused by: ")]
+    if causes:
+        return causes[-1]
+    return lines[0] if lines else "unknown error"
+
+
+class SparkSearch:
+    """One run (or resumed run) of the spark engine."""
+
+    def __init__(self, spec_or_config, options: CheckOptions | None = None, *, master: str | None = None,
+                 partitions: int | None = None, run_dir: Path | str | None = None,
+                 resume: Path | str | None = None, out_root: Path | str = "results",
+                 stop_after_level: int | None = None, progress: Callable[[dict], None] | None = None,
+                 spark_conf: dict | None = None, inject_failure: tuple | None = None,
+                 executor_timeout: float = sparksession.EXECUTOR_TIMEOUT_S,
+                 small_level: int = SMALL_LEVEL, driver_frontier: int = DRIVER_FRONTIER):
+        self.start = time.perf_counter()
+        self.options = options or CheckOptions()
+        self.spec = SpecConfig.of(spec_or_config)
+        opts = self.options
+        if opts.fingerprint_bits not in (64, 128):
+            raise SpecError(f"fingerprint bits must be 64 or 128, not {opts.fingerprint_bits}")
+        if opts.max_depth is not None and opts.max_depth < 0:
+            raise SpecError(f"depth must be >= 0, not {opts.max_depth}")
+        if partitions is not None and partitions < 1:
+            raise SpecError(f"--partitions must be >= 1, not {partitions}")
+        try:
+            self.model, props = registry.build(self.spec.model, self.spec.variant, self.spec.constants)
+        except ModelConfigError as e:
+            raise SpecError(f"constants rejected by model {self.spec.model!r}: {e}") from None
+        self.properties = registry.select_properties(props, self.spec.invariants)
+        self.always = [p for p in self.properties if p.kind == ALWAYS]
+        self.sometimes_props = [p for p in self.properties if p.kind == SOMETIMES]
+        self.view = resolve_view(self.model, opts.view)
+        self.ctx = ExpandContext.create(self.model, self.properties, opts.fingerprint_bits, self.view,
+                                        opts.check_deadlock, opts.stop_on_violation)
+        self.master = master
+        self.requested_partitions = partitions
+        self.resume = Path(resume) if resume is not None else None
+        if self.resume is not None:
+            self.run_dir = self.resume
+        elif run_dir is not None:
+            self.run_dir = Path(run_dir)
+        else:
+            from checker.search.files import new_run_id
+            self.run_dir = Path(out_root) / self.spec.name / new_run_id()
+        if stop_after_level is None and os.environ.get(STOP_AFTER_ENV, "").strip():
+            try:
+                stop_after_level = int(os.environ[STOP_AFTER_ENV])
+            except ValueError:
+                raise SpecError(f"{STOP_AFTER_ENV} must be a level number") from None
+        self.stop_after_level = stop_after_level
+        self.progress = progress if progress is not None else opts.progress
+        self.spark_conf = spark_conf
+        self.inject_failure = inject_failure
+        self.executor_timeout = executor_timeout
+        self.small_level = small_level   # tests lower it to exercise the shuffle on small specs
+        self.driver_frontier = driver_frontier   # 0: every level on the executors
+        self.spark = None
+        self.cfg: tasks.TaskConfig | None = None
+        self.startup_s = 0.0
+        self._starter = None        # the thread starting Spark while the driver runs levels
+        self.max_partitions: int | None = None
+        self.in_driver = False      # the current level's job runs in the driver
+        self.driver_levels = 0      # level jobs the driver ran while Spark started
+        self._next_checks = None   # (level, violations, witnesses): see _gather_next
+
+    # ---- the configuration a resume must match ----
+
+    def run_config(self) -> dict:
+        o = self.options
+        return {
+            "format": FORMAT,
+            "engine": "spark",
+            "name": self.spec.name,
+            "model": self.spec.model,
+            "variant": self.spec.variant,
+            "constants": self.spec.constants,
+            "properties": [p.name for p in self.properties],
+            "max_depth": o.max_depth,
+            "check_deadlock": o.check_deadlock,
+            "stop_on_violation": o.stop_on_violation,
+            "fingerprint_bits": o.fingerprint_bits,
+            "view": list(self.view) if self.view is not None else None,
+        }
+
+    def _open_run(self) -> _Totals | None:
+        """Create the run folder, or check the resumed one; the totals of its
+        newest committed level (None: start at level 0)."""
+        config = self.run_config()
+        run_json = self.run_dir / "run.json"
+        if self.resume is not None:
+            if not run_json.is_file():
+                raise ResumeError(f"--resume {self.run_dir}: not a spark run folder (no run.json)")
+            stored = json.loads(run_json.read_text())
+            stored_cmp = {k: stored.get(k) for k in config}
+            if json.loads(json.dumps(config)) != stored_cmp:
+                diff = [k for k in config if json.loads(json.dumps(config[k])) != stored_cmp[k]]
+                raise ResumeError(f"--resume {self.run_dir}: the run checked something else "
+                                  f"(differs in: {', '.join(diff)})")
+            levels.clean_partial(self.run_dir)
+            done = levels.committed_levels(self.run_dir)
+            return _Totals.from_json(levels.read_stats(self.run_dir, done[-1])) if done else None
+        if self.run_dir.exists() and any(self.run_dir.iterdir()):
+            raise SpecError(f"run folder {self.run_dir} exists and is not empty (use --resume to go on)")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        levels.write_json(run_json, {**config, "partitions": self.requested_partitions,
+                                     "master": self.master})
+        return None
+
+    # ---- Spark ----
+
+    def _start_spark(self) -> None:
+        """Start Spark (or adopt the running session). When this run launches
+        the JVM, that happens in a thread while the driver runs the first
+        small levels (DRIVER_FRONTIER); _await_spark() joins it."""
+        o = self.options
+        self.cfg = tasks.TaskConfig(
+            model=self.spec.model, variant=self.spec.variant,
+            constants_json=json.dumps(self.spec.constants, sort_keys=True),
+            properties=tuple(p.name for p in self.properties),
+            view=tuple(self.view) if self.view is not None else None,
+            bits=o.fingerprint_bits, check_deadlock=o.check_deadlock,
+            stop_on_violation=o.stop_on_violation, partitions=1,
+            inject_failure=self.inject_failure)
+        if self.driver_frontier <= 0 or sparksession.is_running(self.master):
+            self._launch()
+            self.max_partitions = self._spark_partitions
+            return
+        # the bad-input checks first, so that they fail at once
+        sparksession.check_master(self.master or sparksession.DEFAULT_MASTER)
+        sparksession.check_java()
+        # the partitions the driver writes: the executors' cores when known
+        # now (a local master), else one partition only (_driver_may_expand)
+        self.max_partitions = self.requested_partitions or sparksession.local_cores(self.master)
+        self._starter = sparksession.Starter(self._launch)
+        # the starter thread talks to the JVM (py4j) call after call, each one
+        # waiting for the GIL the driver's levels hold: hand it over sooner
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(GIL_SWITCH_S)
+
+    def _launch(self) -> None:
+        """Start the session, ship the code, run the preflight; then the
+        executors are ready (in the starter thread, or the caller's)."""
+        t = time.perf_counter()
+        spark = sparksession.get_session(self.master, self.run_dir, self.spark_conf)
+        sparksession.ship_code(spark)
+        # fingerprint partitions of a level: one per core (each task of a stage
+        # costs a Python hand-over and a file), one for a level below SMALL_LEVEL
+        P = self.requested_partitions or max(2, spark.sparkContext.defaultParallelism)
+        self._preflight(spark)
+        self.startup_s = time.perf_counter() - t
+        self._spark_partitions = P
+        self.spark = spark
+
+    def _await_spark(self) -> None:
+        """Wait for the starter thread: its error is raised here."""
+        if self._starter is None:
+            return
+        starter, self._starter = self._starter, None
+        try:
+            starter.join()
+        finally:
+            sys.setswitchinterval(self._switch_interval)
+        self.max_partitions = self._spark_partitions
+        # startup as the run saw it: from the run's start to ready executors
+        self.startup_s = starter.finished - self.start
+
+    def _driver_may_expand(self, frontier: int, P: int | None) -> bool:
+        """The driver runs this level's job itself: Spark is still starting,
+        the level is small, and its partition count is known."""
+        return (self._starter is not None and not self._starter.done() and frontier <= self.driver_frontier
+                and P is not None)
+
+    def _preflight(self, spark) -> None:
+        self.executor_info = run_preflight(spark, partial(tasks.preflight, self.cfg), self.executor_timeout,
+                                           self.spec.model, self.spec.variant, shuffle=True)
+
+    def _job(self, what: str, fn):
+        """Run a Spark action (or, Spark still starting, _InDriver's collect);
+        a failure after Spark's retries is one line."""
+        try:
+            return fn()
+        except KeyboardInterrupt:
+            try:
+                self.spark.sparkContext.cancelAllJobs()
+            except Exception:  # noqa: BLE001 - the gateway call the interrupt broke
+                pass
+            raise
+        except (SparkUnavailableError, ExecutorSetupError, SparkJobError):
+            raise
+        except Exception as e:  # noqa: BLE001 - Py4JJavaError, AnalysisException, ...
+            if _SigintWatch.seen:  # a Ctrl-C broke the gateway call: the interrupt it is
+                raise KeyboardInterrupt from None
+            log = sparksession.log_path()
+            raise SparkJobError(f"Spark job failed while {what}: {_one_line(_python_error_line(str(e)))}"
+                                + (f" (Spark's log: {log})" if log else "")) from None
+
+    def _read(self, level_path: Path, fn):
+        """fn(index, rows) on each partition file of a level, one task per
+        file (the tasks read the files themselves: the run folder is shared)."""
+        files = levels.part_files(level_path)
+        if not files:
+            raise SparkJobError(f"no level files in {level_path}")
+        if self._starter is not None:
+            # Spark is still starting, so every level so far ran in the
+            # driver (small ones): their look-ups run here too, and a result
+            # the driver finished does not wait for (or die with) the executors
+            return _InDriver([x for i, path in enumerate(files) for x in tasks.on_files(fn, i, [path])])
+        return (self.spark.sparkContext.parallelize(files, len(files))
+                .mapPartitionsWithIndex(partial(tasks.on_files, fn)))
+
+    def _partitions_for(self, frontier: int, previous: int = 0) -> int | None:
+        """Partitions of the level expanded from `frontier` states (after a
+        level of `previous`): one while it is small; all of them from the
+        level before the first big one on (its size guessed from the last
+        growth), as a level's files are the next expansion's tasks. None:
+        all of them, not known yet (Spark is starting on a cluster)."""
+        growth = frontier / previous if previous and frontier > previous else 1.0
+        return 1 if frontier * growth < self.small_level else self.max_partitions
+
+    # ---- level 0 (the driver, as the local engine) ----
+
+    def _initial(self) -> _Totals:
+        ctx, bits = self.ctx, self.options.fingerprint_bits
+        totals = _Totals(level=0, per_level_distinct=[0],
+                         sometimes={p.name: None for p in self.sometimes_props})
+        entries: list = []   # (key, fp, parts)
+        seen: set = set()
+        state = None
+        try:
+            for state in self.model.init_states():
+                totals.generated += 1
+                parts = list(encode_state(state))
+                fp = ctx.fingerprint(ctx.select(parts))
+                if fp in seen:
+                    continue
+                seen.add(fp)
+                key = codec.key_component(len(entries))
+                entries.append((key, fp, parts))
+                for i, p in enumerate(self.always):
+                    if not p.predicate(state) and not totals.recorded(p.name):
+                        totals.violations.append([p.name, 0, codec.fp_to_str(fp), [-1, key.hex(), i]])
+                        if self.options.stop_on_violation:
+                            totals.stopped = True
+                for p in self.sometimes_props:
+                    if totals.sometimes[p.name] is None and p.predicate(state):
+                        totals.sometimes[p.name] = 0
+        except EvaluationError as e:
+            failed = e.state if e.state is not None else state
+            raise EngineEvaluationError(f"evaluation error in the initial states: {e}; "
+                                        f"state: {tasks._summary(failed)}", state=failed) from e
+        totals.per_level_distinct[0] = len(entries)
+        if self._partitions_for(len(entries)) is None:
+            self._await_spark()
+        P = totals.partitions = self._partitions_for(len(entries))
+        rows = []
+        for q in range(P):
+            mine = [e for e in entries if e[1] % P == q]
+            for seq, start in enumerate(range(0, len(mine), tasks.BATCH)):
+                b = mine[start:start + tasks.BATCH]
+                rows.append((tasks.STATES, q, seq, len(b), codec.pack_fps([e[1] for e in b], bits),
+                             codec.pack([e[0] for e in b]), codec.pack_fps([0] * len(b), bits),
+                             codec.pack([None] * len(b)), codec.pack_states([e[2] for e in b])))
+        tmp = levels.tmp_level_dir(self.run_dir, 0)
+        shutil.rmtree(tmp, ignore_errors=True)
+        for q in range(P):
+            levels.write_part(tmp, q, [r for r in rows if r[1] == q])
+            seenruns.write_seen(tmp, 0, q, P, bits, sorted(e[1] for e in entries if e[1] % P == q))
+        if totals.stopped:
+            totals.done = True
+            totals.states_left = len(entries)
+        levels.commit_level(self.run_dir, 0, totals.to_json())
+        return totals
+
+    # ---- one level ----
+
+    # ---- one level ----
+    #
+    # Job L rebuilds the states of level L on the executors, checks them (the
+    # properties, once per state) and expands them into level L+1. The local
+    # engine checks a state when it generates it, in the stream of level L-1;
+    # so after job L the driver settles stream L-1: the violations at level L,
+    # the deadlocks and evaluation errors met while expanding level L-1
+    # (job L-1, kept as `pending`) -- the first of them in BFS order, when the
+    # search stops at the first violation, is where the local engine stopped.
+
+    def _job_for(self, totals: _Totals, expand: bool) -> tasks.LevelJob:
+        L = totals.level
+        o = self.options
+        # the next level is the bound, checked as generated (unless its
+        # deadlocks are looked for: that needs its states)
+        next_is_bound = (expand and o.max_depth is not None and L + 1 >= o.max_depth
+                         and not o.check_deadlock)
+        return tasks.LevelJob(
+            level=L, check=L > 0, expand=expand,
+            bound_deadlocks=not expand and o.check_deadlock,
+            pending=tuple(n for n, d in totals.sometimes.items() if d is None),
+            check_next=next_is_bound, keep_parts=not next_is_bound)
+
+    def _level(self, totals: _Totals) -> tuple[_Totals, bool]:
+        """Job L: check level L, expand it into the temp level L+1. Returns the
+        new totals and whether level L+1 is to be committed."""
+        L = totals.level
+        job = self._job_for(totals, expand=True)
+        tmp = levels.tmp_level_dir(self.run_dir, L + 1)
+        parts = self._expand_job(totals, job, tmp)
+        expand = [e for p in parts for e in p["expand"]]
+        self._next_checks = self._gather_next(job, L + 1, expand)
+        if self._next_checks is None and not job.keep_parts:
+            # a property raised while the bound level was generated: again with
+            # its states, which the driver then rebuilds to check them
+            job = dataclasses.replace(job, keep_parts=True)
+            parts = self._expand_job(totals, job, tmp)
+            expand = [e for p in parts for e in p["expand"]]
+        self._last_cpu = (sum(e.get("cpu_s", 0.0) for e in expand), sum(p.get("cpu_s", 0.0) for p in parts))
+        checks = self._gather(expand)
+        checks["stream_errors"] += [tuple(p["error"]) for p in parts if p["error"]]
+        t = self._settle(totals, checks)
+        if t.done:
+            shutil.rmtree(tmp, ignore_errors=True)
+            return t, False
+        # stream L: settled after job L+1 has checked level L+1
+        gen: Counter = Counter()
+        for e in expand:
+            gen.update(e["by_action"])
+        dist: Counter = Counter()
+        for p in parts:
+            dist.update(p["by_action"])
+        t.pending = {"generated": dict(gen), "distinct": dict(dist), "deadlock": checks["deadlock"],
+                     "errors": checks["stream_errors"]}
+        t.per_level_distinct.append(sum(p["new"] for p in parts))
+        t.level = L + 1
+        t.partitions = self.cfg.partitions
+        if self._next_checks is not None:  # kept for a resume at the bound
+            lv, violations, witnesses = self._next_checks
+            t.bound_checks = [lv, {n: [k.hex(), fp] for n, (k, fp) in violations.items()},
+                              {n: [k.hex(), fp] for n, (k, fp) in witnesses.items()}]
+        return t, True
+
+    def _expand_job(self, totals: _Totals, job: tasks.LevelJob, tmp: Path) -> list[dict]:
+        """Run job L into the temp level folder (in the driver while Spark
+        starts, else on Spark): its partitions' statistics."""
+        L = job.level
+        frontier = totals.per_level_distinct[L]
+        previous = totals.per_level_distinct[L - 1] if L > 0 else 0
+        here = levels.level_dir(self.run_dir, L)
+        out_dir = str(tmp)
+        P = self._partitions_for(frontier, previous)
+        self.in_driver = self._driver_may_expand(frontier, P)
+        if self.in_driver:
+            cfg = self.cfg = dataclasses.replace(self.cfg, partitions=P)
+            shutil.rmtree(tmp, ignore_errors=True)
+            try:
+                return self._check_parts(L, cfg, tmp, self._expand_in_driver(cfg, job, here, out_dir, frontier))
+            except tasks.Abandoned:  # the executors are ready: they do it
+                self.in_driver = False
+        self._await_spark()
+        cfg = self.cfg = dataclasses.replace(self.cfg, partitions=self._partitions_for(frontier, previous))
+        shutil.rmtree(tmp, ignore_errors=True)
+        if cfg.partitions == 1 and len(levels.part_files(here)) == 1:  # a small level: one task, no shuffle
+            merged = self._read(here, partial(tasks.expand_merge_partition, cfg, job, out_dir))
+        else:
+            merged = (self._read(here, partial(tasks.expand_partition, cfg, job))
+                      .partitionBy(cfg.partitions, tasks.route)
+                      .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, L + 1, out_dir)))
+        parts = sorted(self._job(f"expanding level {L}", merged.collect), key=itemgetter("part"))
+        return self._check_parts(L, cfg, tmp, parts)
+
+    @staticmethod
+    def _check_parts(L: int, cfg: tasks.TaskConfig, tmp: Path, parts: list[dict]) -> list[dict]:
+        if len(parts) != cfg.partitions or len(levels.part_files(tmp)) != cfg.partitions:
+            raise SparkJobError(f"level {L + 1}: {len(parts)} statistics files for {cfg.partitions} partitions")
+        return parts
+
+    def _expand_in_driver(self, cfg: tasks.TaskConfig, job: tasks.LevelJob, here: Path, out_dir: str,
+                          frontier: int) -> list[dict]:
+        """Job L in this process, as Spark runs it: one expand task per level
+        file, its records routed by partition, one merge task per partition.
+        Raises tasks.Abandoned when the executors get ready before half of
+        the level is expanded (they finish it sooner from the start)."""
+        import gc
+        starter = self._starter
+        done = 0
+
+        def tick(n: int) -> None:
+            nonlocal done
+            done += n
+            if starter.done() and 2 * done < frontier:
+                raise tasks.Abandoned
+
+        enabled = gc.isenabled()  # the tasks pace the collector themselves
+        try:
+            records: list[list] = [[] for _ in range(cfg.partitions)]
+            for i, path in enumerate(levels.part_files(here)):
+                for q, record in tasks.on_files(partial(tasks.expand_partition, cfg, job, tick=tick), i, [path]):
+                    records[q % cfg.partitions].append((q, record))  # as Spark's partitionBy
+            return [stats for q in range(cfg.partitions)
+                    for stats in tasks.merge_partition(cfg, job.level + 1, out_dir, q, iter(records[q]))]
+        finally:
+            if enabled:
+                gc.enable()
+
+    @staticmethod
+    def _gather_next(job: tasks.LevelJob, level: int, expand: list[dict]):
+        """The checks of level `level` (the depth bound) made while it was
+        generated: (level, first violation per property, first witness per
+        property), or None when they are not all there (the driver then
+        checks the level by rebuilding its states)."""
+        nexts = [e.get("next") for e in expand]
+        if not job.check_next or not nexts or any(n is None or n["failed"] for n in nexts):
+            return None
+        violations: dict = {}
+        witnesses: dict = {}
+        for n in nexts:
+            for found, into in ((n["violations"], violations), (n["witnesses"], witnesses)):
+                for name, (key, fp) in found.items():
+                    if name not in into or key < into[name][0]:
+                        into[name] = [key, fp]
+        return level, violations, witnesses
+
+    @staticmethod
+    def _gather(expand: list[dict]) -> dict:
+        """The tasks' findings: per property the first violation and witness
+        (key, fp) of the level checked; the first deadlock of the level
+        expanded; errors, each (position, message, kind): those met checking
+        level L belong to stream L-1, those met expanding it to stream L."""
+        violations: dict[str, list] = {}
+        witnesses: dict[str, list] = {}
+        for e in expand:
+            for name, (key, fp) in e["violations"].items():
+                if name not in violations or key < violations[name][0]:
+                    violations[name] = [key, fp]
+            for name, (key, fp) in e["witnesses"].items():
+                if name not in witnesses or key < witnesses[name][0]:
+                    witnesses[name] = [key, fp]
+        deadlocks = [e["deadlock"] for e in expand if e["deadlock"]]
+        return {"violations": violations, "witnesses": witnesses,
+                "deadlock": min(deadlocks, key=lambda d: d[0]) if deadlocks else None,
+                "check_errors": [tuple(e["check_error"]) for e in expand if e.get("check_error")],
+                "stream_errors": [tuple(e["error"]) for e in expand if e["error"]]}
+
+    def _settle(self, totals: _Totals, checks: dict) -> _Totals:
+        """Stream L-1 (L = totals.level), now that level L is checked: raise the
+        first evaluation error, stop at the first event, or record and go on."""
+        o = self.options
+        L = totals.level
+        t = _Totals.from_json(totals.to_json())
+        pending = t.pending or {"generated": {}, "distinct": {}, "deadlock": None, "errors": []}
+        violations, witnesses = checks["violations"], checks["witnesses"]
+        deadlock = pending["deadlock"]
+        crash = [e for e in checks["check_errors"] + checks["stream_errors"] + pending["errors"]
+                 if e[2] == "crash"]
+        if crash:
+            self._raise(crash[0], L)
+        # stream L-1: expanding level L-1 (job L-1) and checking level L (job L)
+        errors = [tuple(e) for e in pending["errors"]] + checks["check_errors"]
+        events = [v[0] for v in violations.values()] + ([deadlock[0]] if deadlock else [])
+        first_event = min(events) if events else None
+        if errors:
+            error = min(errors, key=lambda x: x[0])
+            if not o.stop_on_violation or first_event is None or error[0] <= first_event:
+                self._raise(error, L)
+        order = {p.name: i for i, p in enumerate(self.always)}
+        if L > 0 and o.stop_on_violation and first_event is not None:
+            return self._stop_at(t, first_event, violations, deadlock, witnesses)
+        if L > 0:
+            t.generated += sum(pending["generated"].values())
+            t.add("per_action_generated", pending["generated"])
+            t.add("per_action_distinct", pending["distinct"])
+        for name in sorted(violations, key=order.get):
+            key, fp = violations[name]
+            if not t.recorded(name):
+                t.violations.append([name, L, fp, [L - 1, key.hex(), order[name]]])
+        if deadlock is not None and not t.recorded(DEADLOCK):
+            t.violations.append([DEADLOCK, L - 1, deadlock[1], [L - 1, deadlock[0].hex(), len(order)]])
+        for name, (key, _) in witnesses.items():
+            if t.sometimes.get(name, 0) is None:
+                t.sometimes[name] = L
+        t.pending = None
+        return t
+
+    def _stop_at(self, t: _Totals, cut: bytes, violations: dict, deadlock, witnesses: dict) -> _Totals:
+        """The local engine stops at the first violation (or deadlock) in BFS
+        order: count what it had generated and found up to there (stream L-1)."""
+        L = t.level
+        cfg = self.cfg
+        order = {p.name: i for i, p in enumerate(self.always)}
+        if deadlock is not None and deadlock[0] == cut:
+            cut_parent, cut_fp, inclusive = cut, None, False
+            found = [[DEADLOCK, L - 1, deadlock[1], [L - 1, cut.hex(), len(order)]]]
+        else:
+            names = sorted((n for n, v in violations.items() if v[0] == cut), key=order.get)
+            fp = violations[names[0]][1]
+            cut_parent, cut_fp, inclusive = codec.parent_key(cut), codec.fp_from_str(fp), True
+            found = [[n, L, fp, [L - 1, cut.hex(), order[n]]] for n in names]
+        previous = self._read(levels.level_dir(self.run_dir, L - 1),
+                              partial(tasks.recount_generated, cfg, cut_parent, cut_fp))
+        gen_parts = self._job("recounting the last level", previous.collect)
+        here = self._read(levels.level_dir(self.run_dir, L), partial(tasks.recount_distinct, cfg, cut, inclusive))
+        dist_parts = self._job("recounting the last level", here.collect)
+        gen: Counter = Counter()
+        for c in gen_parts:
+            gen.update(c)
+        dist: Counter = Counter()
+        for c in dist_parts:
+            dist.update(c)
+        t.per_level_distinct[L] = sum(dist.values())
+        del t.per_level_distinct[L + 1:]
+        t.generated += sum(gen.values())
+        t.add("per_action_generated", gen)
+        t.add("per_action_distinct", dist)
+        for name, (key, _) in witnesses.items():
+            if t.sometimes.get(name, 0) is None and (key < cut or (inclusive and key == cut)):
+                t.sometimes[name] = L
+        t.violations.extend(v for v in found if not t.recorded(v[0]))
+        t.stopped = t.done = True
+        t.pending = None
+        t.states_left = t.per_level_distinct[L]
+        return t
+
+    def _raise(self, error: tuple, level: int):
+        pos, message, kind = error
+        if kind in ("evaluation", "check"):
+            raise EngineEvaluationError(message, level=level)
+        raise SparkJobError(f"the model failed on a Spark executor near level {level}: {message}")
+
+    _NOTHING = {"violations": {}, "witnesses": {}, "deadlock": None, "check_errors": [], "stream_errors": []}
+
+    def _check_only(self, totals: _Totals) -> dict:
+        """Job L without expansion: the depth bound (and deadlocks there)."""
+        L = totals.level
+        job = self._job_for(totals, expand=False)
+        if not (job.check or job.bound_deadlocks) or not totals.per_level_distinct[L]:
+            return dict(self._NOTHING)
+        frontier = self._read(levels.level_dir(self.run_dir, L), partial(tasks.expand_partition, self.cfg, job))
+        found = self._job(f"checking level {L}", frontier.map(tasks.record_payload).collect)
+        return self._gather(found)
+
+    def _finish(self, totals: _Totals, bound: bool) -> _Totals:
+        """The last level: settle its stream and, at the bound, its deadlocks
+        (checker.search.engine.Search._deadlocks_at_bound, after the levels)."""
+        L = totals.level
+        nxt = self._next_checks
+        if nxt is None and totals.bound_checks is not None:  # a resumed run
+            lv, violations, witnesses = totals.bound_checks
+            nxt = (lv, {n: [bytes.fromhex(k), fp] for n, (k, fp) in violations.items()},
+                   {n: [bytes.fromhex(k), fp] for n, (k, fp) in witnesses.items()})
+        if not totals.per_level_distinct[L]:
+            checks = dict(self._NOTHING)
+        elif bound and nxt is not None and nxt[0] == L and not self.options.check_deadlock:
+            # checked as they were generated (job L-1): no job rebuilds them
+            checks = {**self._NOTHING, "violations": nxt[1], "witnesses": nxt[2]}
+        else:
+            checks = self._check_only(totals)
+        bound_deadlock, bound_errors = checks["deadlock"], checks["stream_errors"]
+        t = self._settle(totals, {**checks, "deadlock": None, "stream_errors": []})
+        if t.done:
+            return t
+        if bound:
+            error = min(bound_errors, key=lambda x: x[0]) if bound_errors else None
+            if error is not None and (not self.options.stop_on_violation or bound_deadlock is None
+                                      or error[0] < bound_deadlock[0]):
+                self._raise(error, L)
+            if bound_deadlock is not None and not t.recorded(DEADLOCK):
+                t.violations.append([DEADLOCK, L, bound_deadlock[1], [L + 1, bound_deadlock[0].hex(), 0]])
+                if self.options.stop_on_violation:
+                    t.stopped = True
+            t.states_left = t.per_level_distinct[L]
+        else:
+            t.exhausted, t.states_left = True, 0
+        t.done = True
+        return t
+
+    # ---- the run ----
+
+    def run(self) -> CheckResult:
+        try:
+            with _SigintWatch():
+                return self._run()
+        except (SparkUnavailableError, ExecutorSetupError) as e:
+            raise self._failed_start(e) from None
+        finally:
+            if self._starter is not None:  # stopped before the executors were awaited
+                sys.setswitchinterval(self._switch_interval)
+
+    def _failed_start(self, e: KmcError) -> KmcError:
+        """Spark did not start. A new run's folder goes unless the driver
+        finished levels beyond the initial states meanwhile: those are kept
+        (resumable) and the message says so. A result the driver finished
+        alone rides on the error (e.result) for the CLI to write and show."""
+        if getattr(e, "result", None) is not None or self.resume is not None:
+            return e
+        done = levels.committed_levels(self.run_dir)
+        if len(done) <= 1:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+            return e
+        kept = type(e)(f"{e.one_line()}; the {len(done) - 1} levels the driver finished are kept: "
+                       f"go on with --resume {self.run_dir} --master <a working master>")
+        return kept
+
+    def _run(self) -> CheckResult:
+        totals = self._open_run()
+        self._start_spark()
+        if totals is None:
+            t0 = time.perf_counter()
+            totals = self._initial()
+            self._report(totals, time.perf_counter() - t0, expanded=0)
+        max_depth = self.options.max_depth
+        while not totals.done:
+            L = totals.level
+            if self.stop_after_level is not None and L >= self.stop_after_level:
+                raise RunInterrupted(f"stopped after level {L} as asked; go on with --resume {self.run_dir}",
+                                     run_dir=self.run_dir, level=L)
+            bound = max_depth is not None and L >= max_depth
+            if bound or (L > 0 and totals.per_level_distinct[L] == 0):
+                totals = self._finish(totals, bound)
+                levels.write_json(levels.level_dir(self.run_dir, L) / "stats.json", totals.to_json())
+                break
+            t0 = time.perf_counter()
+            frontier = totals.per_level_distinct[L]
+            totals, commit = self._level(totals)
+            seconds = time.perf_counter() - t0
+            if not commit:
+                levels.write_json(levels.level_dir(self.run_dir, L) / "stats.json", totals.to_json())
+                break
+            # [level, seconds, states expanded, executor CPU s in expand, in merge,
+            #  where the job ran: "spark" or "driver" (while Spark started)]
+            where = "driver" if self.in_driver else "spark"
+            self.driver_levels += self.in_driver
+            totals.level_times.append([L + 1, round(seconds, 3), frontier,
+                                       round(self._last_cpu[0], 3), round(self._last_cpu[1], 3), where])
+            levels.commit_level(self.run_dir, L + 1, totals.to_json())
+            self._report(totals, seconds, expanded=frontier, where=where)
+            # the driver's memory (--max-memory), between levels: the finished ones stay resumable
+            check_memory(self.options.max_memory, L + 1, sum(totals.per_level_distinct),
+                         f"the finished levels are kept: go on with --resume {self.run_dir} "
+                         f"and a higher --max-memory (or none)")
+        result = self._result(totals)  # (Spark still starting: traces looked up in the driver)
+        try:
+            self._await_spark()  # a master asked for that does not work is an error all the same
+        except (SparkUnavailableError, ExecutorSetupError) as e:
+            e.result = result
+            raise
+        return result
+
+    def _report(self, totals: _Totals, seconds: float, expanded: int, where: str = "driver") -> None:
+        if self.progress is None:
+            return
+        elapsed = time.perf_counter() - self.start
+        distinct = sum(totals.per_level_distinct)
+        generated = totals.generated + sum((totals.pending or {}).get("generated", {}).values())
+        self.progress({"level": totals.level, "frontier": totals.per_level_distinct[totals.level],
+                       "expanded": expanded, "generated": generated, "distinct": distinct,
+                       "level_s": seconds, "elapsed_s": elapsed,
+                       "generated_per_s": generated / elapsed if elapsed else 0.0,
+                       "distinct_per_s": distinct / elapsed if elapsed else 0.0,
+                       "where": where, "run_dir": str(self.run_dir)})
+
+    # ---- counterexamples ----
+
+    def _pointers(self, level: int, wanted: set) -> dict:
+        rows = self._read(levels.level_dir(self.run_dir, level),
+                          partial(tasks.find_pointers, self.cfg, frozenset(wanted)))
+        found = self._job(f"looking up level {level}", rows.collect)
+        return {codec.fp_from_str(fp): (codec.fp_from_str(parent), action) for fp, parent, action in found}
+
+    def traces(self, targets: list[tuple[int, int]]) -> list[list]:
+        """Shortest traces to (level, fp) targets: parent pointers looked up
+        level by level in the level files, then replayed from an initial state
+        (as checker.search.engine.Search.trace does)."""
+        paths: list[list] = [[] for _ in targets]   # (fp, action bytes) from the state back to level 0
+        cursor = [fp for _, fp in targets]
+        top = max((lv for lv, _ in targets), default=-1)
+        for lv in range(top, -1, -1):
+            active = [i for i, (tl, _) in enumerate(targets) if tl >= lv]
+            if not active:
+                continue
+            found = self._pointers(lv, {cursor[i] for i in active})
+            for i in active:
+                if cursor[i] not in found:
+                    raise SparkJobError(f"trace lookup failed: fingerprint {cursor[i]:x} is not in level {lv}")
+                parent, action = found[cursor[i]]
+                paths[i].append((cursor[i], action))
+                cursor[i] = parent
+        return [self._replay(list(reversed(p))) for p in paths]
+
+    def _replay(self, path: list) -> list:
+        # path: [(fp, encoded action)]; actions crossed processes as msgpack bytes
+        return replay(self.model, self.ctx, path, lambda action, abytes: encode(tuple(action)) == abytes)
+
+    def _result(self, totals: _Totals) -> CheckResult:
+        ordered = sorted(totals.violations, key=lambda v: (v[1], v[3][0], v[3][1], v[3][2]))
+        traces = self.traces([(v[1], codec.fp_from_str(v[2])) for v in ordered])
+        violations = [Violation(v[0], v[1], tr) for v, tr in zip(ordered, traces)]
+        per_level = list(totals.per_level_distinct)
+        if len(per_level) > 1 and not per_level[-1]:
+            per_level.pop()
+        names = list(self.model.action_names)
+        extra = [n for n in totals.per_action_generated if n not in names]
+        per_gen = {n: totals.per_action_generated.get(n, 0) for n in names + extra}
+        per_dist = {n: totals.per_action_distinct.get(n, 0) for n in names + extra}
+        distinct = sum(per_level)
+        bits = self.options.fingerprint_bits
+        return CheckResult(
+            outcome="violation" if violations else "pass",
+            distinct=distinct,
+            generated=totals.generated,
+            per_level_distinct=per_level,
+            per_action_generated=per_gen,
+            per_action_distinct=per_dist,
+            depth=len(per_level) - 1,
+            violations=violations,
+            sometimes=dict(totals.sometimes),
+            properties=[p.name for p in self.always],
+            states_left=totals.states_left,
+            exhausted=totals.exhausted and not totals.stopped,
+            max_depth=self.options.max_depth,
+            check_deadlock=self.options.check_deadlock,
+            fingerprint_bits=bits,
+            view=list(self.view) if self.view is not None else None,
+            wall_time=time.perf_counter() - self.start,
+            peak_memory_kb=peak_memory_kb(),
+            collision_probability=collision_probability(distinct, totals.generated, bits),
+        )
+
+
+def run_preflight(spark, task, timeout: float, model: str, variant: str, shuffle: bool) -> list[dict]:
+    """Every executor slot runs `task` (tasks.preflight: build the model)
+    once, within `timeout`; through a shuffle when asked, so that the JVM's
+    shuffle path is warm too. Its answers, or one-line errors."""
+    sc = spark.sparkContext
+    n = max(1, sc.defaultParallelism)
+    group = f"kmc-preflight-{os.getpid()}-{time.monotonic_ns()}"
+
+    def run():
+        sc.setJobGroup(group, "kmc preflight", interruptOnCancel=True)
+        try:
+            rdd = sc.parallelize(range(n), n).mapPartitionsWithIndex(task)
+            if shuffle:
+                rdd = rdd.map(lambda answer: (0, answer)).partitionBy(1).values()
+            return rdd.collect()
+        finally:
+            sc.setLocalProperty("spark.jobGroup.id", None)
+
+    try:
+        answers = sparksession._in_thread(run, timeout)
+    except TimeoutError:
+        sc.cancelJobGroup(group)
+        raise SparkUnavailableError(
+            f"no Spark executor ran kmc's preflight task within {timeout:.0f} s "
+            f"on {sc.master} (are workers registered, with free cores and memory?)") from None
+    except Exception as e:  # noqa: BLE001 - Py4JJavaError: the Python worker failed
+        raise ExecutorSetupError(f"the Spark executors cannot run kmc: "
+                                 f"{_python_error_line(str(e))}") from None
+    bad = [a for a in answers if not a.get("ok")]
+    if bad:
+        raise ExecutorSetupError(f"the Spark executors cannot build model {model!r} "
+                                 f"(variant {variant!r}): {bad[0]['error']}")
+    return answers
+
+
+class _SigintWatch:
+    """Notes a Ctrl-C (then interrupts as Python does): a gateway call it
+    breaks may fail as a Py4JError ("Answer from Java side is empty")
+    before the KeyboardInterrupt surfaces, and that is still an interrupt."""
+
+    seen = False
+
+    def __enter__(self):
+        import signal
+        _SigintWatch.seen = False
+        self._previous = None
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    @staticmethod
+    def _handle(signum, frame):
+        _SigintWatch.seen = True
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc):
+        import signal
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+class _InDriver:
+    """Task outputs computed in the driver, with the two RDD methods the
+    look-ups use (SparkSearch._read while Spark is starting)."""
+
+    def __init__(self, items: list):
+        self.items = items
+
+    def map(self, f) -> "_InDriver":
+        return _InDriver([f(x) for x in self.items])
+
+    def collect(self) -> list:
+        return list(self.items)
+
+
+def check_spark(spec_or_config, options: CheckOptions | None = None, master: str | None = None,
+                partitions: int | None = None, run_dir: Path | str | None = None,
+                resume: Path | str | None = None, **kwargs: Any) -> CheckResult:
+    """Check a spec (checker.front.spec.Spec, or a dict with model / variant /
+    constants / invariants) on Spark: `master` None = the active session or
+    local[*]; results and levels under run_dir (default
+    results/<spec>/<run-id>), or go on with a run folder (`resume`).
+
+    Raises SparkUnavailableError / ExecutorSetupError / ResumeError (exit 2),
+    EngineEvaluationError / SparkJobError (exit 3), RunInterrupted (130)."""
+    return SparkSearch(spec_or_config, options, master=master, partitions=partitions,
+                       run_dir=run_dir, resume=resume, **kwargs).run()

@@ -1,0 +1,155 @@
+"""The durable levels of a Spark run, under the run's results folder:
+
+    <run>/run.json                      what is being checked (resume checks it)
+    <run>/spark.log                     the JVM's output (when this run launched it)
+    <run>/levels/level-00007/rows/      one finished BFS level, one file per fingerprint
+                                        partition (part-00003.msgpack: a stream of
+                                        msgpack rows, written by the task that made
+                                        them); rows by `kind`:
+        states   up to 2048 new states: packed fingerprints, BFS keys, parent
+                 fingerprints, actions (msgpack), states (per-variable canonical
+                 msgpack encodings, by column: codec.pack_states; None at the
+                 depth bound, whose states are checked as they are generated
+                 and never rebuilt); per state the mask of the variables
+                 its witness step changed (msgpack ints; the properties a
+                 state is checked against when rebuilt; absent at level 0:
+                 all); `part` = fingerprint partition
+    <run>/levels/level-00007/seen/      per partition, the fingerprints this level
+                                        added, as a sorted run (part-00003.run), and
+                                        the index of the partition's seen set after
+                                        the level (part-00003.json: its runs in this
+                                        and earlier levels); checker/search/spark/seen.py
+    <run>/levels/level-00007/stats/     per partition, the level's statistics (msgpack)
+    <run>/levels/level-00007/stats.json cumulative statistics after this level
+
+A level is written to levels/.level-00007.tmp and renamed when complete (its
+stats.json included), so a level directory without the leading dot is whole.
+A partition file is written to a temp name and renamed, so a retried task
+(which writes the same bytes) never leaves half a file. The rows are big
+binary blobs, so they are plain msgpack files rather than Parquet: no Spark
+SQL planning or JVM row conversion per level, and the run folder is shared
+by the driver and the executors as before.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+from checker.search.files import write_atomic
+
+LEVEL_RE = re.compile(r"^level-(\d{5,})$")
+
+
+def levels_dir(run_dir: Path) -> Path:
+    return Path(run_dir) / "levels"
+
+
+def previous_level(out_dir, level: int) -> str:
+    """The committed level before `level`, whose temp folder is out_dir."""
+    return os.path.join(os.path.dirname(os.path.normpath(str(out_dir))), f"level-{level - 1:05d}")
+
+
+def level_dir(run_dir: Path, level: int) -> Path:
+    return levels_dir(run_dir) / f"level-{level:05d}"
+
+
+def tmp_level_dir(run_dir: Path, level: int) -> Path:
+    return levels_dir(run_dir) / f".level-{level:05d}.tmp"
+
+
+# a level-file row, as the tasks see it (a dict of these columns)
+COLUMNS = ("kind", "part", "seq", "n", "fps", "keys", "parents", "actions", "states", "changed")
+
+
+def rows_dir(level_path: Path) -> Path:
+    return Path(level_path) / "rows"
+
+
+def part_path(level_path, q: int) -> str:
+    return os.path.join(str(level_path), "rows", f"part-{q:05d}.msgpack")
+
+
+def part_files(level_path: Path) -> list[str]:
+    """A level's partition files, by partition number."""
+    d = rows_dir(level_path)
+    return sorted(str(p) for p in d.glob("part-*.msgpack")) if d.is_dir() else []
+
+
+def write_part(level_path, q: int, rows) -> str:
+    """Write partition q's rows (tuples in COLUMNS order), atomically."""
+    import msgpack
+    path = part_path(level_path, q)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.{id(rows):x}.tmp"
+    pack = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+    with open(tmp, "wb") as f:
+        for row in rows:
+            f.write(pack(tuple(row)))
+    os.replace(tmp, path)
+    return path
+
+
+def read_part(path: str):
+    """The rows of one partition file, as dicts of COLUMNS."""
+    import msgpack
+    with open(path, "rb") as f:
+        data = f.read()
+    unpacker = msgpack.Unpacker(raw=False, use_list=False, max_buffer_size=max(len(data), 1 << 20))
+    unpacker.feed(data)
+    for row in unpacker:
+        yield dict(zip(COLUMNS, row))
+
+
+def stats_dir(level_path: Path) -> Path:
+    return Path(level_path) / "stats"
+
+
+def read_partition_stats(level_path: Path) -> list[dict]:
+    from checker.search.codec import unpack
+    d = stats_dir(level_path)
+    if not d.is_dir():
+        return []
+    return [unpack(p.read_bytes()) for p in sorted(d.glob("part-*.msgpack"))]
+
+
+def committed_levels(run_dir: Path) -> list[int]:
+    root = levels_dir(run_dir)
+    if not root.is_dir():
+        return []
+    out = []
+    for p in root.iterdir():
+        m = LEVEL_RE.match(p.name)
+        if m and (p / "stats.json").is_file():
+            out.append(int(m.group(1)))
+    return sorted(out)
+
+
+def read_stats(run_dir: Path, level: int) -> dict:
+    return json.loads((level_dir(run_dir, level) / "stats.json").read_text())
+
+
+def write_json(path: Path, obj: dict) -> None:
+    write_atomic(Path(path), json.dumps(obj, indent=1) + "\n")
+
+
+def commit_level(run_dir: Path, level: int, stats: dict) -> Path:
+    """stats.json into the temp directory, then the rename that commits it."""
+    tmp = tmp_level_dir(run_dir, level)
+    write_json(tmp / "stats.json", stats)
+    final = level_dir(run_dir, level)
+    if final.exists():  # a level re-done after an interrupted commit clean-up
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    return final
+
+
+def clean_partial(run_dir: Path) -> None:
+    """Remove temp levels an interrupted run left behind."""
+    root = levels_dir(run_dir)
+    if root.is_dir():
+        for p in root.iterdir():
+            if p.name.startswith(".level-"):
+                shutil.rmtree(p, ignore_errors=True)
