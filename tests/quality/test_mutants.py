@@ -191,3 +191,36 @@ def test_every_invariant_catches_some_seeded_bug():
     exempt = {"NoCommittedRecordLostGlobally"} | {
         n for n in INVARIANT_NAMES if n == "TypeOK" or n.startswith("Valid")}
     assert set(INVARIANT_NAMES) - exempt - caught == set()
+
+
+def _readme_bullet(label: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"- **{label}**")
+    end = text.find("\n- **", start + 1)
+    para_end = text.find("\n\n", start)
+    return text[start:min(e for e in (end, para_end) if e != -1)]
+
+
+def test_readme_says_which_mutants_are_caught():
+    """The README's two lists name every mutant once and agree with the specs:
+    a mutant listed as caught has a spec that expects a violation at the
+    depth the README gives; one listed as not caught, specs that expect a
+    pass, and a description that says so."""
+    import re
+    caught = _readme_bullet("Caught")
+    missed = _readme_bullet("Not caught")
+    named_caught = set(re.findall(r"`(\w+)`", caught))
+    named_missed = set(re.findall(r"`(\w+)`", missed)) - {"skip_fetch_checks"}
+    assert named_caught | named_missed == set(MUTANTS) and not named_caught & named_missed
+    assert f"**Caught** ({len(named_caught)})" in caught
+    for path in MUTANT_SPECS:
+        spec = load_spec(path)
+        mutants = set(spec.constants["Mutants"])
+        if spec.expect["outcome"] == "violation":
+            (name,) = mutants
+            assert name in named_caught, path.name
+            assert spec.description.startswith("Caught"), path.name
+            assert re.search(rf"`{name}` \((?:[^)]*\b{spec.expect['depth']}\b)", caught), path.name
+        else:
+            assert mutants <= named_missed, path.name
+            assert spec.description.startswith("NOT caught"), path.name
