@@ -8,6 +8,8 @@ stderr, `kmc: error: ...`, without a stack trace.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -24,9 +26,12 @@ from checker.output.results import ensure_writable, summary, write_run, write_ru
 from checker.output.views import view_for
 from checker.search import registry
 from checker.search.engine import CheckOptions, CheckResult, check as run_check
+from checker.search.checkpoint import MANIFEST
 from checker.search.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from checker.search.files import new_run_id
 from model.base import ModelConfigError
+
+STOP_AFTER_ENV = "KMC_STOP_AFTER_LEVEL"  # stop after this finished level (tests)
 
 
 @click.group(cls=KmcGroup, invoke_without_command=True,
@@ -71,12 +76,16 @@ def cli(ctx: click.Context) -> None:
                    "under the spec's fairness (default: the model's reference fairness).")
 @click.option("--full-state", is_flag=True,
               help="Show state 0 with every variable on the console (the trace files always have it).")
+@click.option("--checkpoint", is_flag=True,
+              help="Keep every finished level on disk (OUT/<spec>/<run-id>/levels/) so that an "
+                   "interrupted run (Ctrl-C, --max-memory, a crash) goes on with --resume RUN_DIR; "
+                   "the local engine.")
 @click.option("--invariant", "-i", "invariants", multiple=True, metavar="NAME",
               help="Check this invariant (repeatable; replaces the spec's `invariants`; "
                    "the model's witnesses are still checked). `kmc list MODEL` names them.")
 def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
               as_json: bool, quiet: bool, max_memory, master, partitions, resume, temporal,
-              full_state, invariants) -> int:
+              full_state, checkpoint, invariants) -> int:
     """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
     import time
     from checker.search.liveness import config as liveness_config
@@ -87,8 +96,12 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     if liveness is not None and engine == "spark":
         raise SpecError("liveness (temporal properties) runs on the local engine only: the spark "
                         "engine keeps no state graph; use --engine local or auto")
-    if engine != "spark" and (master or partitions or resume):
-        raise SpecError("--master, --partitions and --resume need --engine spark")
+    if engine != "spark" and (master or partitions):
+        raise SpecError("--master and --partitions need --engine spark")
+    resumable = checkpoint or (resume is not None and engine != "spark")  # the local engine's levels
+    if resumable and (engine == "spark" or liveness is not None):
+        raise SpecError("--checkpoint is the local engine's (the spark engine keeps its levels "
+                        "anyway) and not for temporal properties")
     model, properties = spec.build()
     options = CheckOptions(
         max_depth=spec.depth,
@@ -110,6 +123,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         result = check_liveness(model, properties, liveness, options)
         run_id = new_run_id()
         engine = "local"
+    elif resumable:
+        engine = "local"
+        result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume)
+        run_id = run_dir.name
     elif engine == "spark":
         from checker.front.spark_cli import run_spark
         result, run_id, spark_run_dir, spark_error = run_spark(spec, options, out_dir, master,
@@ -132,6 +149,9 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     try:
         if engine == "spark":  # the engine made the run folder (levels, spark.log) already
             run_dir = write_run_into(spark_run_dir, obj, result, view=view)
+        elif resumable:  # the run's folder holds its levels: the files go in, then the levels go
+            run_dir = write_run_into(run_dir, obj, result, view=view)
+            shutil.rmtree(run_dir / "levels", ignore_errors=True)
         else:
             run_dir = write_run(out_dir, spec.name, obj, result, view=view)
     except OSError as e:
@@ -154,6 +174,43 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     if engine == "spark" and spark_error is not None:
         raise spark_error  # the result the driver finished is written and shown; Spark failed
     return EXIT_VIOLATION if result.violations else EXIT_OK
+
+
+def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
+                  resume: Path | None):
+    """The local engine keeping each finished level in RUN_DIR/levels/
+    (checker/search/checkpoint.py): a new run's folder, or `resume`'s, whose
+    newest finished level it goes on from. Returns (result, run folder). An
+    interrupted run keeps its folder when a level was finished, and says how
+    to go on; else the folder goes."""
+    if resume is not None:
+        run_dir = Path(resume)
+        if (run_dir / "summary.json").is_file():
+            raise SpecError(f"{run_dir} is a finished run (it has its summary.json): nothing to resume")
+    else:
+        run_dir = out_dir / spec.name / new_run_id()
+        run_dir.mkdir(parents=True)
+    options.checkpoint_dir = str(run_dir / "levels")
+    options.checkpoint_identity = {"model": spec.model, "variant": spec.variant,
+                                   "constants": spec.constants}
+    options.resume = resume is not None
+    hook = os.environ.get(STOP_AFTER_ENV, "").strip()
+    if hook:
+        try:
+            options.stop_after_level = int(hook)
+        except ValueError:
+            raise SpecError(f"{STOP_AFTER_ENV} must be a level number, not {hook!r}") from None
+    try:
+        return run_check(model, properties, options), run_dir
+    except BaseException as e:
+        if (run_dir / "levels" / MANIFEST).is_file():
+            if not isinstance(e, SpecError):
+                click.echo(f"kmc: every finished level is kept; go on with: kmc check {spec.path} "
+                           f"--resume {run_dir} (and the same --set, --depth and property "
+                           f"options)", err=True)
+        elif resume is None:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
 
 
 def _model_listing(name: str, defn) -> dict:

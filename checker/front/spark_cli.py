@@ -36,7 +36,8 @@ def add_spark_options(command):
                           "(default: one per core Spark has, at least 2)."),
         click.option("--resume", "resume", default=None, metavar="RUN_DIR",
                      type=click.Path(file_okay=False, exists=True, path_type=Path),
-                     help="Go on with an interrupted --engine spark run from its results folder."),
+                     help="Go on with an interrupted run from its results folder: a spark run, or a "
+                          "local one made with --checkpoint."),
     ]
     for opt in reversed(options):
         command = opt(command)

@@ -20,6 +20,7 @@ import resource
 import sys
 import time
 from array import array
+from pathlib import Path
 from collections import Counter
 from contextlib import contextmanager
 from itertools import compress, count
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from checker.search import native
+from checker.search.checkpoint import Checkpoint, RunStopped
 from checker.search.codec import StateDecoder
 from checker.search.encoding import (VariableEncoders, decode, encode_changed, encode_state,
                               fingerprint_function, parts_to_bytes, view_indices,
@@ -80,6 +82,13 @@ class CheckOptions:
     # into a temporary folder under spill_dir (None: the system's)
     spill_states: int | None = SPILL_STATES
     spill_dir: str | None = None
+    # keep every finished level in this folder (checker/search/checkpoint.py),
+    # and resume from the newest one there; checkpoint_identity: what a
+    # resume must match (the spec's model, variant, constants)
+    checkpoint_dir: str | None = None
+    checkpoint_identity: dict = field(default_factory=dict)
+    resume: bool = False
+    stop_after_level: int | None = None  # after checkpointing it, stop (RunStopped; tests)
 
 
 @dataclass
@@ -540,6 +549,34 @@ class LevelLog:
                 arr.tofile(f)
             setattr(self, name, array(arr.typecode))
 
+    def seal_into(self, folder, level: int) -> dict:
+        """Every entry of the (finished) level into files folder/level-L.<array>,
+        fsynced (spilled blocks are moved there, on the same filesystem);
+        the log reads them from there on. Returns {array: path}."""
+        dest = {name: Path(folder) / f"level-{level:05d}.{name}" for name in self._names()}
+        n = len(self.fps)
+        for name in self._names():
+            arr = getattr(self, name)
+            src = self.files[name] if self.files is not None else dest[name].with_name(
+                f".{dest[name].name}.tmp")
+            with open(src, "ab" if self.files is not None else "wb") as f:
+                arr.tofile(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(src, dest[name])
+            setattr(self, name, array(arr.typecode))
+        self.spilled += n
+        self.files = dest
+        return dest
+
+    @classmethod
+    def from_files(cls, bits: int, files: dict, n: int) -> "LevelLog":
+        """A finished level's log read from the files seal_into wrote."""
+        log = cls(bits)
+        log.files = dict(files)
+        log.spilled = n
+        return log
+
     def _blocks(self, name: str):
         """(offset, array) of `name`, the spilled blocks first, then memory's."""
         if self.files is not None:
@@ -636,7 +673,13 @@ class Search:
         self.ctx = ExpandContext.create(model, self.properties, options.fingerprint_bits, self.view,
                                         options.check_deadlock, options.stop_on_violation)
         self.seen = new_seen_set(options.fingerprint_bits)
-        self.spill = SpillDir(options.spill_dir)
+        self.checkpoint = None
+        spill_dir = options.spill_dir
+        if options.checkpoint_dir is not None:
+            self.checkpoint = Checkpoint(options.checkpoint_dir, self._identity())
+            Path(options.checkpoint_dir).mkdir(parents=True, exist_ok=True)
+            spill_dir = options.checkpoint_dir  # spilled files are moved into it: one filesystem
+        self.spill = SpillDir(spill_dir)
         self.decoder = None   # a StateDecoder, made when a frontier is first packed
         self.levels: list[LevelLog] = []
         self.actions: list[Action] = []           # action id -> Action
@@ -653,6 +696,51 @@ class Search:
         self.last_progress = self.start
 
     # -- bookkeeping --
+
+    def _identity(self) -> dict:
+        o = self.options
+        return {**o.checkpoint_identity, "properties": [p.name for p in self.properties],
+                "max_depth": o.max_depth, "check_deadlock": o.check_deadlock,
+                "stop_on_violation": o.stop_on_violation, "fingerprint_bits": o.fingerprint_bits,
+                "view": list(self.view) if self.view is not None else None}
+
+    def _resumed(self) -> tuple[Frontier, int]:
+        """The newest finished level's frontier and number, every counter
+        and the seen set as they were then (checker/search/checkpoint.py)."""
+        obj, c = self.checkpoint.load()
+        folder, bits = self.checkpoint.folder, self.options.fingerprint_bits
+        self.levels = [LevelLog.from_files(bits, {k: folder / v for k, v in files.items()}, n)
+                       for files, n in zip(obj["logs"], c["per_level_distinct"])]
+        for log in self.levels:
+            for fp in log.fingerprints():
+                self.seen.add(fp)
+        self.generated = c["generated"]
+        self.per_action_generated = Counter(c["per_action_generated"])
+        self.per_action_distinct = Counter(c["per_action_distinct"])
+        self.per_level_distinct = list(c["per_level_distinct"])
+        self.first_violation = dict(c["first_violation"])
+        self.sometimes = dict(c["sometimes"])
+        self.actions = list(c["actions"])
+        self.action_ids = {a: i for i, a in enumerate(self.actions)}
+        self.ctx.sometimes = [p for p in self.ctx.sometimes if self.sometimes[p.name] is None]
+        self.start = time.perf_counter() - c["elapsed_s"]
+        if self.decoder is None:
+            self.decoder = StateDecoder(self.model)
+            self.decoder.LIMIT = DECODER_LIMIT
+            self.decoder.SHARED_LIMIT = DECODER_SHARED_LIMIT
+        f = obj["frontier"]
+        frontier = Frontier.from_file(folder / f["file"], f["records"], f["states"], CHUNK_STATES,
+                                      self.decoder, bits)
+        return frontier, obj["level"]
+
+    def _level_done(self, level: int, frontier: Frontier) -> None:
+        """Level `level` is finished and `frontier` holds what follows it."""
+        if self.checkpoint is None or self.stopped:
+            return
+        self.checkpoint.save(self, level, frontier)
+        if self.options.stop_after_level is not None and level >= self.options.stop_after_level:
+            raise RunStopped(f"stopped after level {level} as asked; every finished level is in "
+                             f"{self.checkpoint.folder}: resume it")
 
     def _action_id(self, action: Action) -> int:
         aid = self.action_ids.get(action)
@@ -683,8 +771,8 @@ class Search:
 
     def _check_memory(self, level: int) -> None:
         check_memory(self.options.max_memory, level, len(self.seen),
-                     "raise it (--max-memory SIZE, or none), or check with --engine spark, which "
-                     "keeps its finished levels on disk, resumable with --resume")
+                     "raise it (--max-memory SIZE, or none); a run with --checkpoint keeps its "
+                     "finished levels and goes on with --resume RUN_DIR")
 
     def _log(self) -> LevelLog:
         # (a level's log past spill_states entries goes to disk a block of that many at a time)
@@ -789,8 +877,12 @@ class Search:
 
     def _run(self, collect: Callable[[], Any]) -> CheckResult:
         max_depth = self.options.max_depth
-        frontier = self._initial()
-        level = 0
+        if self.options.resume:
+            frontier, level = self._resumed()
+        else:
+            frontier, level = self._initial(), 0
+            if frontier.keep:
+                self._level_done(0, frontier)
         while frontier and not self.stopped:
             if max_depth is not None and level >= max_depth:
                 if self.options.check_deadlock:
@@ -813,6 +905,8 @@ class Search:
                 done += len(chunk)
                 self._check_memory(level)
                 self._maybe_progress(level, len(frontier) - done + len(next_frontier))
+            if next_frontier.keep and next_frontier:
+                self._level_done(level + 1, next_frontier)
             frontier.close()
             frontier = next_frontier
             level += 1

@@ -67,6 +67,7 @@ class Frontier:
         self.path: Path | None = None
         self._out = None
         self.records = 0
+        self.saved: Path | None = None   # an in-memory frontier's copy for a resume
 
     def __len__(self) -> int:
         return self.count
@@ -98,14 +99,53 @@ class Frontier:
         entries, chunk, write = self.entries, self.chunk, self._out.write
         full = len(entries) - len(entries) % chunk
         for start in range(0, full, chunk):
-            part = entries[start:start + chunk]
-            states = pack_states([e[1] for e in part])
-            fps = pack_fps([e[2] for e in part], self.bits)
-            write(_HEAD.pack(len(states), len(fps)))
-            write(states)
-            write(fps)
+            self._record(write, entries[start:start + chunk])
             self.records += 1
         del entries[:full]
+
+    def _record(self, write, part: list) -> None:
+        states = pack_states([e[1] for e in part])
+        fps = pack_fps([e[2] for e in part], self.bits)
+        write(_HEAD.pack(len(states), len(fps)))
+        write(states)
+        write(fps)
+
+    def seal_into(self, dest: Path) -> int:
+        """Every entry into records of file `dest` (the trailing ones as a last,
+        shorter record: the chunks stay the same), fsynced, for a resume;
+        a packed frontier then reads its chunks from there. Returns the
+        number of records."""
+        if self.path is None:  # in memory: written for a resume, read from memory
+            tmp = Path(dest).with_name(f".{Path(dest).name}.tmp")
+            with open(tmp, "wb") as out:
+                for start in range(0, len(self.entries), self.chunk):
+                    self._record(out.write, self.entries[start:start + self.chunk])
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, dest)
+            self.saved = Path(dest)
+            return -(-len(self.entries) // self.chunk)
+        if self.entries:
+            self._record(self._out.write, self.entries)
+            self.records += 1
+            self.entries = []
+        self._out.flush()
+        os.fsync(self._out.fileno())
+        self._out.close()
+        self._out = None
+        os.replace(self.path, dest)
+        self.path = Path(dest)
+        return self.records
+
+    @classmethod
+    def from_file(cls, path: Path, records: int, count: int, chunk: int, decoder: StateDecoder,
+                  bits: int = 64) -> "Frontier":
+        """A frontier that seal_into wrote, read back by chunks()."""
+        frontier = cls(chunk, None, None, decoder, bits)
+        frontier.path = Path(path)
+        frontier.records = records
+        frontier.count = count
+        return frontier
 
     def chunks(self) -> Iterator[list]:
         """The entries in order, CHUNK at a time (the last chunk shorter)."""
@@ -114,7 +154,9 @@ class Frontier:
             for start in range(0, len(entries), chunk):
                 yield entries[start:start + chunk]
             return
-        self._out.close()
+        if self._out is not None:
+            self._out.close()
+            self._out = None
         decode, bits = self.decoder.decode_batch, self.bits
         with open(self.path, "rb", buffering=1 << 20) as f:
             read = f.read
@@ -132,8 +174,9 @@ class Frontier:
         if self._out is not None:
             self._out.close()
             self._out = None
-        if self.path is not None:
-            try:
-                os.unlink(self.path)
-            except FileNotFoundError:
-                pass
+        for path in (self.path, self.saved):
+            if path is not None:
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass

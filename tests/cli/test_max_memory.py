@@ -34,7 +34,7 @@ def test_memory_limit_stops_with_one_line(tmp_path, engine):
     errors = [line for line in r.stderr.splitlines() if line.startswith("kmc: error:")]
     assert len(errors) == 1 and "Traceback" not in r.stderr
     assert errors[0].startswith("kmc: error: memory limit 20 MiB reached at level ")
-    assert " distinct states " in errors[0] and "--max-memory" in errors[0] and "--engine spark" in errors[0]
+    assert " distinct states " in errors[0] and "--max-memory" in errors[0] and "--checkpoint" in errors[0]
     assert r.stdout == ""
     # nothing half-written: no run folder, no temp file, under results/
     assert [p for p in out.rglob("*") if not p.is_dir()] == []

@@ -1,0 +1,149 @@
+"""A local run with --checkpoint keeps every finished level (RUN_DIR/levels/,
+checker/search/checkpoint.py); stopped after any level, by the test hook,
+by --max-memory or by Ctrl-C in the middle of a level, `--resume RUN_DIR`
+ends with exactly the counts, witnesses and shortest counterexamples of a
+run that was never interrupted. Bad resumes are one line and exit 2."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from checker.front.cli import STOP_AFTER_ENV, cli
+
+ROOT = Path(__file__).resolve().parents[2]
+TWOPHASE = ROOT / "specs" / "toy-twophase.toml"
+DIEHARD = ROOT / "specs" / "toy-diehard.toml"
+KIP966 = ROOT / "specs" / "kraft-kip966-reference.toml"
+SAME = ("outcome", "violated", "distinct", "generated", "depth", "per_level_distinct",
+        "per_action_generated", "per_action_distinct", "sometimes", "states_left")
+
+
+def kmc(*args, env: dict | None = None):
+    return CliRunner().invoke(cli, [str(a) for a in args], env=env)
+
+
+def summary_of(result) -> dict:
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def the_run(out: Path) -> Path:
+    (run,) = [p for p in (out).glob("*/*") if p.is_dir()]
+    return run
+
+
+def traces_of(run: Path) -> dict:
+    return {p.name: [(s["action"], s["encoded"]) for s in json.loads(p.read_text())["steps"]]
+            for p in run.glob("trace-*.json") if not p.name.endswith(".itf.json")}
+
+
+@pytest.mark.parametrize("spec,sets,stops", [
+    (TWOPHASE, ["--set", "RMCount=5"], [0]),
+    (TWOPHASE, ["--set", "RMCount=5"], [4, 9]),      # stopped twice, resumed twice
+    (TWOPHASE, ["--set", "RMCount=5"], [15]),        # the last level that has successors
+    (DIEHARD, [], [3]),                               # a violation after the resume
+    (DIEHARD, ["--continue", "--deadlock"], [2]),     # every violation, deadlocks too
+])
+def test_stopped_runs_resume_to_the_same_answers(tmp_path, spec, sets, stops):
+    plain = kmc("check", spec, *sets, "--engine", "local", "--out", tmp_path / "plain", "--json", "-q")
+    assert plain.exit_code in (0, 1), plain.stderr
+    out = tmp_path / "ck"
+    r = kmc("check", spec, *sets, "--checkpoint", "--out", out, "-q", env={STOP_AFTER_ENV: str(stops[0])})
+    assert r.exit_code == 130 and f"stopped after level {stops[0]}" in r.stderr
+    run = the_run(out)
+    assert f"--resume {run}" in r.stderr and not (run / "summary.json").exists()
+    for stop in stops[1:]:
+        r = kmc("check", spec, *sets, "--resume", run, "-q", env={STOP_AFTER_ENV: str(stop)})
+        assert r.exit_code == 130 and f"stopped after level {stop}" in r.stderr
+    done = kmc("check", spec, *sets, "--resume", run, "--json", "-q")
+    assert done.exit_code == plain.exit_code, done.stderr
+    a, b = summary_of(plain), summary_of(done)
+    assert {k: a[k] for k in SAME} == {k: b[k] for k in SAME}
+    assert b["results_dir"] == str(run) and not (run / "levels").exists()
+    assert traces_of(the_run(tmp_path / "plain")) == traces_of(run)
+
+
+def test_a_pure_python_run_resumes_a_compiled_one(tmp_path):
+    """The checkpoint is the same whichever hot path wrote it."""
+    out = tmp_path / "ck"
+    env = {**os.environ, STOP_AFTER_ENV: "5"}
+    cmd = [sys.executable, "-m", "checker.front.cli", "check", str(TWOPHASE), "--set", "RMCount=4",
+           "--checkpoint", "--out", str(out), "-q"]
+    assert subprocess.run(cmd, env=env, capture_output=True, cwd=ROOT).returncode == 130
+    env = {**os.environ, "KMC_NATIVE": "0"}
+    env.pop(STOP_AFTER_ENV, None)
+    p = subprocess.run([sys.executable, "-m", "checker.front.cli", "check", str(TWOPHASE), "--set",
+                        "RMCount=4", "--resume", str(the_run(out)), "--json", "-q"],
+                       env=env, capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout.strip().splitlines()[-1])["distinct"] == 1568
+
+
+def test_max_memory_stop_is_resumable(tmp_path):
+    out = tmp_path / "ck"
+    r = kmc("check", TWOPHASE, "--set", "RMCount=5", "--checkpoint", "--max-memory", "1M",
+            "--out", out, "-q")
+    assert r.exit_code == 2 and "--resume" in r.stderr
+    run = the_run(out)
+    done = kmc("check", TWOPHASE, "--set", "RMCount=5", "--resume", run, "--json", "-q")
+    assert done.exit_code == 0 and summary_of(done)["distinct"] == 8832
+
+
+def test_ctrl_c_in_the_middle_of_a_level_keeps_the_last_finished_one(tmp_path):
+    """SIGINT while level 8 or 9 of the KIP-966 reference runs: exit 130, the
+    way to go on said, and the resumed run ends with TLC's count."""
+    out = tmp_path / "ck"
+    cmd = [sys.executable, "-m", "checker.front.cli", "check", str(KIP966), "--depth", "9",
+           "--engine", "local", "--checkpoint", "--out", str(out), "-q"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    manifest = None
+    while time.time() < deadline and proc.poll() is None:
+        found = list(out.glob("*/*/levels/checkpoint.json"))
+        if found and json.loads(found[0].read_text())["level"] >= 7:
+            manifest = found[0]
+            break
+        time.sleep(0.05)
+    assert manifest is not None, proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "kmc: interrupted" in err and "--resume" in err
+    assert "Traceback" not in err
+    run = manifest.parent.parent
+    done = kmc("check", KIP966, "--depth", "9", "--resume", run, "--json", "-q")
+    assert done.exit_code == 0, done.stderr
+    assert summary_of(done)["distinct"] == 140524  # TLC's figure within 9 steps
+
+
+def test_bad_resumes_are_one_line(tmp_path):
+    out = tmp_path / "ck"
+    kmc("check", TWOPHASE, "--set", "RMCount=4", "--checkpoint", "--out", out, "-q",
+        env={STOP_AFTER_ENV: "3"})
+    run = the_run(out)
+    cases = [
+        (["--set", "RMCount=5", "--resume", run], "differs in: constants"),
+        (["--set", "RMCount=4", "--depth", "5", "--resume", run], "differs in: max_depth"),
+        (["--set", "RMCount=4", "-i", "TCConsistent", "--resume", run], "differs in: properties"),
+        (["--resume", tmp_path], "no finished level to resume from"),
+        (["--checkpoint", "--engine", "spark"], "--checkpoint is the local engine's"),
+    ]
+    for args, words in cases:
+        r = kmc("check", TWOPHASE, *args, "-q")
+        assert r.exit_code == 2, (args, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert lines[-1].startswith("kmc: error:") and words in lines[-1], (args, r.stderr)
+        assert "Traceback" not in r.stderr
+    (run / "levels" / json.loads((run / "levels" / "checkpoint.json").read_text())["state"]).unlink()
+    r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--resume", run, "-q")
+    assert r.exit_code == 2 and "cannot read the checkpoint's counters" in r.stderr
+    done = kmc("check", TWOPHASE, "--set", "RMCount=4", "--out", tmp_path / "fin", "-q", "--checkpoint")
+    assert done.exit_code == 0
+    r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--resume", the_run(tmp_path / "fin"), "-q")
+    assert r.exit_code == 2 and "is a finished run" in r.stderr
