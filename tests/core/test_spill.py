@@ -183,7 +183,7 @@ def test_memory_limit_stops_the_search(tmp_path):
         search.run()
     text = e.value.one_line()
     assert text.startswith("memory limit 1 MiB reached at level 0 after 10 distinct states")
-    assert "--engine spark" in text and "--max-memory" in text
+    assert "--checkpoint" in text and "--max-memory" in text
     assert e.value.exit_code == 2
     assert list(tmp_path.iterdir()) == []
 

@@ -1,0 +1,71 @@
+"""What `--checkpoint` costs the local engine: the same check with and without
+it, side by side, each process pinned to its own core (taskset), started
+together; every count must be identical (exit 1 otherwise).
+
+    .venv/bin/python bench/checkpoint_cost.py                 # kip966 reference, depth 12
+    .venv/bin/python bench/checkpoint_cost.py --depth 11 --spec specs/toy-twophase.toml
+
+Prints each side's search time (wall_time_s), whole command, peak memory,
+the size of the levels folder at its largest (sampled) and the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KMC = [sys.executable, "-m", "checker.front.cli"]
+SAME = ("distinct", "generated", "per_level_distinct", "per_action_generated", "outcome")
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--spec", default=str(ROOT / "specs" / "kraft-kip966-reference.toml"))
+    ap.add_argument("--depth", default="12")
+    args = ap.parse_args()
+    out = Path(tempfile.mkdtemp(prefix="kmc-bench-ck-"))
+    base = KMC + ["check", args.spec, "--depth", args.depth, "--engine", "local", "--json", "-q"]
+    procs = {
+        "plain": subprocess.Popen(["taskset", "-c", "0"] + base + ["--out", str(out / "plain")],
+                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True),
+        "checkpoint": subprocess.Popen(["taskset", "-c", "1"] + base + ["--checkpoint", "--out",
+                                                                        str(out / "ck")],
+                                       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True),
+    }
+    biggest = [0]
+
+    def sample():
+        while procs["checkpoint"].poll() is None:
+            biggest[0] = max(biggest[0], folder_bytes(out / "ck"))
+            time.sleep(0.5)
+    load_before = os.getloadavg()[0]
+    t = threading.Thread(target=sample)
+    t.start()
+    res = {k: json.loads(p.communicate()[0].strip().splitlines()[-1]) for k, p in procs.items()}
+    t.join()
+    load_after = os.getloadavg()[0]
+    same = all(res["plain"][k] == res["checkpoint"][k] for k in SAME)
+    for k, o in res.items():
+        print(f"{k:<11} search {o['wall_time_s']:.1f} s, command {o['total_time_s']:.1f} s, "
+              f"{o['distinct']:,} states, peak {o['peak_memory_kb'] / 1024:,.0f} MiB "
+              f"({o['bytes_per_state']} bytes/state)")
+    print(f"levels folder at its largest (sampled): {biggest[0] / 2**20:,.1f} MiB "
+          f"({biggest[0] / res['checkpoint']['distinct']:.0f} bytes/state)")
+    print(f"checkpoint / plain (search): {res['checkpoint']['wall_time_s'] / res['plain']['wall_time_s']:.3f}")
+    print(f"identical results: {same}   load average before/after: {load_before:.2f} / {load_after:.2f}")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
