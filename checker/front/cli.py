@@ -187,6 +187,12 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
         run_dir = Path(resume)
         if (run_dir / "summary.json").is_file():
             raise SpecError(f"{run_dir} is a finished run (it has its summary.json): nothing to resume")
+        if (run_dir / "run.json").is_file():
+            raise SpecError(f"{run_dir} is a spark run: resume it with --engine spark")
+        if not (run_dir / "levels" / MANIFEST).is_file():
+            raise SpecError(f"{run_dir} has no finished level to resume from (no levels/{MANIFEST}: "
+                            f"not a run made with --checkpoint, or it stopped before level 0 was "
+                            f"written)")
     else:
         run_dir = out_dir / spec.name / new_run_id()
         run_dir.mkdir(parents=True)

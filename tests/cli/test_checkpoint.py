@@ -127,11 +127,15 @@ def test_bad_resumes_are_one_line(tmp_path):
     kmc("check", TWOPHASE, "--set", "RMCount=4", "--checkpoint", "--out", out, "-q",
         env={STOP_AFTER_ENV: "3"})
     run = the_run(out)
+    spark_like = tmp_path / "spark-run"
+    spark_like.mkdir()
+    (spark_like / "run.json").write_text("{}")
     cases = [
         (["--set", "RMCount=5", "--resume", run], "differs in: constants"),
         (["--set", "RMCount=4", "--depth", "5", "--resume", run], "differs in: max_depth"),
         (["--set", "RMCount=4", "-i", "TCConsistent", "--resume", run], "differs in: properties"),
         (["--resume", tmp_path], "no finished level to resume from"),
+        (["--resume", spark_like], "is a spark run: resume it with --engine spark"),
         (["--checkpoint", "--engine", "spark"], "--checkpoint is the local engine's"),
     ]
     for args, words in cases:
@@ -140,6 +144,7 @@ def test_bad_resumes_are_one_line(tmp_path):
         lines = r.stderr.strip().splitlines()
         assert lines[-1].startswith("kmc: error:") and words in lines[-1], (args, r.stderr)
         assert "Traceback" not in r.stderr
+    assert not (tmp_path / "levels").exists()  # a refused resume leaves nothing behind
     (run / "levels" / json.loads((run / "levels" / "checkpoint.json").read_text())["state"]).unlink()
     r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--resume", run, "-q")
     assert r.exit_code == 2 and "cannot read the checkpoint's counters" in r.stderr
