@@ -119,7 +119,9 @@ class Checkpoint:
                "state": state_file.name,
                "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         _fsync_dir(self.folder)
-        _write_bytes(self.manifest, (json.dumps(obj, indent=1) + "\n").encode())
+        # (no indent: json's indenting encoder leaves cyclic garbage, which
+        # would switch level_gc's sampled collections off for the rest of the run)
+        _write_bytes(self.manifest, (json.dumps(obj) + "\n").encode())
         _fsync_dir(self.folder)
         if old is not None:  # the level before: its counters and (read by now) frontier
             for name in {old["state"], old["frontier"]["file"]} - {state_file.name, frontier_file.name}:
