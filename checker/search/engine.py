@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import os
 import resource
+import shutil
 import sys
 import time
 from array import array
@@ -709,6 +710,8 @@ class Search:
         and the seen set as they were then (checker/search/checkpoint.py)."""
         obj, c = self.checkpoint.load()
         folder, bits = self.checkpoint.folder, self.options.fingerprint_bits
+        for stale in folder.glob("kmc-search-*"):  # the spill folder of a run that was killed
+            shutil.rmtree(stale, ignore_errors=True)
         self.levels = [LevelLog.from_files(bits, {k: folder / v for k, v in files.items()}, n)
                        for files, n in zip(obj["logs"], c["per_level_distinct"])]
         for log in self.levels:

@@ -152,3 +152,17 @@ def test_bad_resumes_are_one_line(tmp_path):
     assert done.exit_code == 0
     r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--resume", the_run(tmp_path / "fin"), "-q")
     assert r.exit_code == 2 and "is a finished run" in r.stderr
+
+
+def test_a_killed_runs_spill_folder_goes_on_resume(tmp_path):
+    """SIGTERM or a crash skips the clean-up: the resume removes the dead
+    run's spill folder (its unfinished level) from the levels folder."""
+    out = tmp_path / "ck"
+    kmc("check", TWOPHASE, "--set", "RMCount=4", "--checkpoint", "--out", out, "-q",
+        env={STOP_AFTER_ENV: "3"})
+    run = the_run(out)
+    stale = run / "levels" / "kmc-search-dead"
+    stale.mkdir()
+    (stale / "frontier-1").write_bytes(b"half a level")
+    r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--resume", run, "-q", env={STOP_AFTER_ENV: "5"})
+    assert r.exit_code == 130 and not stale.exists() and (run / "levels" / "checkpoint.json").is_file()
