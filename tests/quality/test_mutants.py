@@ -203,9 +203,10 @@ def _readme_bullet(label: str) -> str:
 
 def test_readme_says_which_mutants_are_caught():
     """The README's two lists name every mutant once and agree with the specs:
-    a mutant listed as caught has a spec that expects a violation at the
-    depth the README gives; one listed as not caught, specs that expect a
-    pass, and a description that says so."""
+    a mutant listed as caught has a spec that expects a violation of the
+    property and at the depth the README gives; one listed as not caught,
+    specs that expect a pass (with the reason in their header comment), and
+    a description that says so."""
     import re
     caught = _readme_bullet("Caught")
     missed = _readme_bullet("Not caught")
@@ -220,7 +221,13 @@ def test_readme_says_which_mutants_are_caught():
             (name,) = mutants
             assert name in named_caught, path.name
             assert spec.description.startswith("Caught"), path.name
-            assert re.search(rf"`{name}` \((?:[^)]*\b{spec.expect['depth']}\b)", caught), path.name
+            said = re.search(rf"`{name}`\s+\(([^)]*)\)", caught)
+            assert said and re.search(rf"\b{spec.expect['depth']}\b", said.group(1)), path.name
+            # the property, by its short name (LeaderCandidateCompleteness)
+            assert spec.expect["violated"].removesuffix("Property") in said.group(1), path.name
         else:
             assert mutants <= named_missed, path.name
             assert spec.description.startswith("NOT caught"), path.name
+            # the header comment says why, with what was explored
+            header = path.read_text(encoding="utf-8").split("\nmodel = ")[0]
+            assert "NOT CAUGHT" in header and "Explored without a violation" in header, path.name
