@@ -87,16 +87,21 @@ def open_run(path: Path) -> Run:
         summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise SpecError(f"cannot read {run_dir / 'summary.json'}: {e}") from None
+    # a summary.json edited or written by something else: one error line, not a traceback
+    if not isinstance(summary, dict):
+        raise SpecError(f"{run_dir / 'summary.json'} is not a run summary (a JSON object)")
     config = summary.get("config") or {}
-    if "model" not in config:
-        raise SpecError(f"{run_dir / 'summary.json'} names no model")
+    violations = summary.get("violations", [])
+    if (not isinstance(config, dict) or "model" not in config or not isinstance(violations, list)
+            or not all(isinstance(v, dict) and "property" in v for v in violations)):
+        raise SpecError(f"{run_dir / 'summary.json'} is not a run summary (no model, or malformed violations)")
     try:
         model, _ = registry.build(config["model"], config.get("variant"), config.get("constants") or {})
     except ModelConfigError as e:
         raise SpecError(f"{run_dir}: the model no longer accepts this run's constants: {e}") from None
     except KmcError as e:
         raise SpecError(f"{run_dir}: cannot rebuild the run's model: {e.one_line()}") from None
-    props = [v["property"] for v in summary.get("violations", [])]
+    props = [v["property"] for v in violations]
     return Run(run_dir, summary, model, props)
 
 

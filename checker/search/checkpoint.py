@@ -10,8 +10,10 @@ RUN_DIR/levels/ holds, for every finished level L:
   packed records (only the newest level's is kept);
 - state-L.pickle: the search's counters (generated, per action and level,
   witnesses, first violations, the action table, the time spent);
-- checkpoint.json: which level is the newest finished one, its files, and
-  the identity of the check (model, constants, properties, options), which a
+- checkpoint.json: which level is the newest finished one, its files with
+  their sizes and xxh3 digests (a resume refuses a truncated or altered
+  file with one line, rather than resuming from wrong data), and the
+  identity of the check (model, constants, properties, options), which a
   resume must match.
 Each file is fsynced before the checkpoint.json naming it replaces the old
 one, so an interruption at any moment leaves the previous level resumable.
@@ -28,9 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from checker.search.errors import KmcError, SpecError
+from checker.search.files import file_digest
 
 MANIFEST = "checkpoint.json"
-FORMAT = 1
+FORMAT = 2  # 2: every file's size and digest in the manifest
 
 
 class RunStopped(KmcError):
@@ -78,11 +81,16 @@ class Checkpoint:
                             f"or it stopped before level 0 was written)") from None
         except (OSError, ValueError) as e:
             raise SpecError(f"cannot read {self.manifest}: {e}") from None
+        if not isinstance(obj, dict):
+            raise SpecError(f"{self.manifest} is not a checkpoint manifest (a JSON object)")
         if obj.get("format") != FORMAT:
             raise SpecError(f"{self.manifest}: checkpoint format {obj.get('format')!r}, this kmc "
                             f"reads format {FORMAT}")
-        differ = sorted(k for k in set(obj.get("identity", {})) | set(self.identity)
-                        if obj.get("identity", {}).get(k) != self.identity.get(k))
+        identity = obj.get("identity")
+        if not isinstance(identity, dict):
+            raise SpecError(f"{self.manifest} is not a complete checkpoint manifest (no identity)")
+        differ = sorted(k for k in set(identity) | set(self.identity)
+                        if identity.get(k) != self.identity.get(k))
         if differ:
             raise SpecError(f"{self.folder.parent} was checked with other settings; it differs in: "
                             f"{', '.join(differ)} (resume with the same spec, --set, --depth, "
@@ -109,6 +117,13 @@ class Checkpoint:
         }
         _write_bytes(state_file, pickle.dumps(counters, protocol=pickle.HIGHEST_PROTOCOL))
         old = self._previous()
+        # the logs of earlier levels were digested when they were written
+        digests = dict(old.get("digests", {})) if old is not None else {}
+        for path in [*log_files.values(), frontier_file, state_file]:
+            digests[Path(path).name] = file_digest(Path(path))
+        if old is not None:
+            for name in {old["state"], old["frontier"]["file"]} - {state_file.name, frontier_file.name}:
+                digests.pop(name, None)
         obj = {"format": FORMAT, "identity": self.identity, "level": level,
                "distinct": sum(search.per_level_distinct), "generated": search.generated,
                "per_level_distinct": list(search.per_level_distinct),
@@ -117,6 +132,7 @@ class Checkpoint:
                    {name: Path(p).name for name, p in log_files.items()}],
                "frontier": {"file": frontier_file.name, "records": records, "states": len(frontier)},
                "state": state_file.name,
+               "digests": digests,
                "written_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         _fsync_dir(self.folder)
         # (no indent: json's indenting encoder leaves cyclic garbage, which
@@ -137,18 +153,31 @@ class Checkpoint:
             return None
 
     def load(self) -> tuple[dict, dict]:
-        """(the manifest, the counters) of the newest finished level."""
+        """(the manifest, the counters) of the newest finished level, every
+        file it names checked against its size and digest first."""
         obj = self.read_manifest()
+        try:
+            names = [name for files in obj["logs"] for name in files.values()]
+            names += [obj["frontier"]["file"], obj["state"]]
+            digests = obj["digests"]
+            for name in names:
+                path = self.folder / name
+                if not path.is_file():
+                    raise SpecError(f"{self.folder}: {name} is missing (a damaged run folder)")
+                if file_digest(path) != digests[name]:
+                    size, _ = digests[name]
+                    now = path.stat().st_size
+                    what = (f"{now:,} bytes where the checkpoint wrote {size:,}" if now != size else
+                            "its contents differ from what the checkpoint wrote")
+                    raise SpecError(f"{self.folder}: {name} is damaged ({what}); the run cannot be "
+                                    f"resumed from it")
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise SpecError(f"{self.manifest} is not a complete checkpoint manifest "
+                            f"({type(e).__name__}: {e})") from None
         try:
             with open(self.folder / obj["state"], "rb") as f:
                 counters: dict[str, Any] = pickle.load(f)
         except (OSError, pickle.UnpicklingError, EOFError) as e:
             raise SpecError(f"cannot read the checkpoint's counters "
                             f"{self.folder / obj['state']}: {e}") from None
-        for files in obj["logs"]:
-            for name in files.values():
-                if not (self.folder / name).is_file():
-                    raise SpecError(f"{self.folder}: {name} is missing (a damaged run folder)")
-        if not (self.folder / obj["frontier"]["file"]).is_file():
-            raise SpecError(f"{self.folder}: {obj['frontier']['file']} is missing (a damaged run folder)")
         return obj, counters

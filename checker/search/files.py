@@ -3,7 +3,9 @@
 The Spark engine's level files (checker/search/spark/levels.py) and the
 output's run folders (checker/output/results.py) are both written through
 write_atomic: a temp file in the same directory, fsynced, then os.replace,
-so an interrupted run never leaves a half-written file.
+so an interrupted run never leaves a half-written file. file_digest is what
+a resume checks a finished level's files against (a truncated or altered
+file is refused in one line, not resumed from).
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
+
+import xxhash
 
 
 def umask() -> int:
@@ -39,3 +43,14 @@ def write_atomic(path: Path, text: str) -> None:
 
 def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}-{os.urandom(2).hex()}"
+
+
+def file_digest(path: Path) -> list:
+    """[size, xxh3-64 hex digest] of a file (read in 1 MiB blocks)."""
+    h = xxhash.xxh3_64()
+    size = 0
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+            size += len(block)
+    return [size, h.hexdigest()]

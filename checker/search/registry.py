@@ -59,6 +59,8 @@ def resolve_constants(defn: ModelDef, variant: str, constants: dict | None) -> d
     _, decl = variant_constants(defn, variant)
     by_name = {c.name: c for c in decl}
     resolved = {c.name: c.default for c in decl}
+    if constants is not None and not isinstance(constants, dict):
+        raise SpecError(f"constants must be a table of NAME = VALUE, not {type(constants).__name__}")
     for name, value in (constants or {}).items():
         if name not in by_name:
             raise SpecError(f"unknown constant {name!r} for model {defn.name!r} variant "

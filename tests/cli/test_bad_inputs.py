@@ -4,6 +4,7 @@ never a traceback (click's runner would report an unhandled exception as
 exit 1 with result.exception set)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -116,11 +117,27 @@ def _runs(tmp_path, *args):
     return tmp_path / "out" / "toy-diehard"
 
 
+def _edited(tmp_path, edit):
+    """A run with a counterexample whose summary.json `edit` rewrites (as a
+    hand edit or another tool might): trace commands name the file, no traceback."""
+    run = next(_runs(tmp_path, "--depth", "6").iterdir())
+    summary = run / "summary.json"
+    summary.write_text(json.dumps(edit(json.loads(summary.read_text()))))
+    return run
+
+
 FOLDERS = {
     "trace of a missing folder": (lambda t: ["trace", "show", t / "nope"], "not found"),
     "trace of an empty folder": (lambda t: (t / "empty").mkdir() or ["trace", "show", t / "empty"], "no run"),
     "trace of a run without counterexample": (lambda t: ["trace", "show", _runs(t)], "counterexample"),
     "trace of an unknown property": (lambda t: ["trace", "itf", _runs(t, "--depth", "6"), "-p", "Nope"], "Nope"),
+    "trace of a summary that is a list": (lambda t: ["trace", "show", _edited(t, lambda s: [s])],
+                                          "not a run summary"),
+    "trace of a summary with a list of constants": (
+        lambda t: ["trace", "itf", _edited(t, lambda s: {**s, "config": {**s["config"], "constants": [1]}})],
+        "constants must be a table"),
+    "trace of a summary with malformed violations": (
+        lambda t: ["trace", "html", _edited(t, lambda s: {**s, "violations": [1]})], "not a run summary"),
     "regress of a missing folder": (lambda t: ["regress", t / "nope"], "nope"),
     "regress of a non-UTF-8 spec": (lambda t: (t / "s").mkdir() or (t / "s" / "a.toml").write_bytes(
         b'model = "diehard"\n# \xff\n[expect]\noutcome = "violation"\n') and ["regress", t / "s"],

@@ -147,11 +147,42 @@ def test_bad_resumes_are_one_line(tmp_path):
     assert not (tmp_path / "levels").exists()  # a refused resume leaves nothing behind
     (run / "levels" / json.loads((run / "levels" / "checkpoint.json").read_text())["state"]).unlink()
     r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--resume", run, "-q")
-    assert r.exit_code == 2 and "cannot read the checkpoint's counters" in r.stderr
+    assert r.exit_code == 2 and "is missing (a damaged run folder)" in r.stderr
     done = kmc("check", TWOPHASE, "--set", "RMCount=4", "--out", tmp_path / "fin", "-q", "--checkpoint")
     assert done.exit_code == 0
     r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--resume", the_run(tmp_path / "fin"), "-q")
     assert r.exit_code == 2 and "is a finished run" in r.stderr
+
+
+@pytest.mark.parametrize("name,damage", [
+    ("frontier", "truncate"), ("frontier", "flip"), ("state", "flip"),
+    ("level-00002.fps", "flip"), ("level-00001.parents", "truncate"), ("level-00003.actions", "flip"),
+    ("checkpoint.json", "a list"),
+])
+def test_a_damaged_checkpoint_is_refused_in_one_line(tmp_path, name, damage):
+    """Every file the manifest names is checked against the size and xxh3
+    digest written with it: a truncated or altered file (a full disk, a bad
+    copy) stops the resume with one line naming it, instead of a traceback
+    or, worse, a resumed search over wrong fingerprints or states."""
+    out = tmp_path / "ck"
+    kmc("check", TWOPHASE, "--set", "RMCount=4", "--checkpoint", "--out", out, "-q",
+        env={STOP_AFTER_ENV: "3"})
+    levels = the_run(out) / "levels"
+    manifest = json.loads((levels / "checkpoint.json").read_text())
+    target = levels / {"frontier": manifest["frontier"]["file"], "state": manifest["state"]}.get(name, name)
+    data = target.read_bytes()
+    if damage == "truncate":
+        target.write_bytes(data[:len(data) // 2])
+    elif damage == "flip":
+        target.write_bytes(bytes([data[0] ^ 1]) + data[1:])
+    else:
+        target.write_text("[1]")
+    r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--resume", levels.parent, "-q")
+    assert r.exit_code == 2, (r.stderr, r.exception)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1].startswith("kmc: error:") and "Traceback" not in r.stderr, r.stderr
+    assert (target.name in lines[-1] and "damaged" in lines[-1]) or "not a checkpoint manifest" in lines[-1]
 
 
 def test_a_killed_runs_spill_folder_goes_on_resume(tmp_path):

@@ -78,6 +78,36 @@ def test_resume_checks_the_run_is_the_same_check(spark, tmp_path):
         check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, resume=tmp_path)
 
 
+def test_a_damaged_level_is_refused_in_one_line(spark, tmp_path):
+    """Each committed level's stats.json records its files' sizes and xxh3
+    digests; a truncated or altered frontier, seen run or index, or an
+    unreadable stats.json or run.json, stops the resume with one line naming
+    it (before Spark is asked for anything), never a traceback or a search
+    resumed from wrong data."""
+    run_dir = tmp_path / "run"
+    with pytest.raises(RunInterrupted):
+        check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, run_dir=run_dir,
+                    stop_after_level=3)
+    pristine = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    level = levels.level_dir(run_dir, 3)
+    assert set(levels.read_stats(run_dir, 3)["files"]) >= {"rows/part-00000.msgpack", "seen/part-00000.run",
+                                                           "seen/part-00000.json"}
+    cases = [
+        (level / "rows" / "part-00000.msgpack", lambda b: b[:len(b) // 2], "level 3 is damaged: rows/part-00000.msgpack"),
+        (level / "seen" / "part-00000.run", lambda b: b[:-1] + bytes([b[-1] ^ 1]), "seen/part-00000.run (altered)"),
+        (levels.level_dir(run_dir, 1) / "seen" / "part-00000.json", lambda b: b"[1]", "level 1 is damaged"),
+        (level / "stats.json", lambda b: b"[1]", "level 3: its stats.json is not a JSON object"),
+        (run_dir / "run.json", lambda b: b[:10], "cannot read run.json"),
+    ]
+    for path, damage, words in cases:
+        path.write_bytes(damage(pristine[path]))
+        with pytest.raises(ResumeError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, resume=run_dir)
+        path.write_bytes(pristine[path])
+    done = check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, resume=run_dir)
+    assert done.outcome == "violation"
+
+
 def test_killed_process_resumes_from_its_last_level(tmp_path):
     """kill -9 the CLI after level 5 is on disk; --resume finishes the run."""
     out = tmp_path / "results"

@@ -143,6 +143,7 @@ class _Totals:
     def from_json(cls, obj: dict) -> "_Totals":
         obj = dict(obj)
         obj.pop("format", None)
+        obj.pop("files", None)  # the level's file digests (levels.commit_level)
         pend = obj.get("pending")
         if pend is not None:
             pend = dict(pend)
@@ -269,7 +270,12 @@ class SparkSearch:
         if self.resume is not None:
             if not run_json.is_file():
                 raise ResumeError(f"--resume {self.run_dir}: not a spark run folder (no run.json)")
-            stored = json.loads(run_json.read_text())
+            try:
+                stored = json.loads(run_json.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise ResumeError(f"--resume {self.run_dir}: cannot read run.json: {e}") from None
+            if not isinstance(stored, dict):
+                raise ResumeError(f"--resume {self.run_dir}: run.json is not a JSON object")
             stored_cmp = {k: stored.get(k) for k in config}
             if json.loads(json.dumps(config)) != stored_cmp:
                 diff = [k for k in config if json.loads(json.dumps(config[k])) != stored_cmp[k]]
@@ -277,13 +283,33 @@ class SparkSearch:
                                   f"(differs in: {', '.join(diff)})")
             levels.clean_partial(self.run_dir)
             done = levels.committed_levels(self.run_dir)
-            return _Totals.from_json(levels.read_stats(self.run_dir, done[-1])) if done else None
+            return self._verified_totals(done)
         if self.run_dir.exists() and any(self.run_dir.iterdir()):
             raise SpecError(f"run folder {self.run_dir} exists and is not empty (use --resume to go on)")
         self.run_dir.mkdir(parents=True, exist_ok=True)
         levels.write_json(run_json, {**config, "partitions": self.requested_partitions,
                                      "master": self.master})
         return None
+
+    def _verified_totals(self, done: list[int]) -> _Totals | None:
+        """The totals of the newest committed level, every committed level's
+        files checked against their digests first (the frontier, the seen
+        runs and the rows traces are read from)."""
+        totals = None
+        for level in done:
+            where = f"--resume {self.run_dir}: level {level}"
+            try:
+                stats = levels.read_stats(self.run_dir, level)
+                bad = levels.damaged_files(self.run_dir, level, stats)
+                if bad:
+                    raise ResumeError(f"{where} is damaged: {', '.join(bad[:3])}"
+                                      f"{f' and {len(bad) - 3} more' if len(bad) > 3 else ''}; "
+                                      f"the run cannot be resumed from it")
+                if level == done[-1]:
+                    totals = _Totals.from_json(stats)
+            except (ValueError, TypeError, KeyError, AttributeError) as e:
+                raise ResumeError(f"{where}: {e}") from None
+        return totals
 
     # ---- Spark ----
 
@@ -792,14 +818,14 @@ class SparkSearch:
             bound = max_depth is not None and L >= max_depth
             if bound or (L > 0 and totals.per_level_distinct[L] == 0):
                 totals = self._finish(totals, bound)
-                levels.write_json(levels.level_dir(self.run_dir, L) / "stats.json", totals.to_json())
+                levels.rewrite_stats(self.run_dir, L, totals.to_json())
                 break
             t0 = time.perf_counter()
             frontier = totals.per_level_distinct[L]
             totals, commit = self._level(totals)
             seconds = time.perf_counter() - t0
             if not commit:
-                levels.write_json(levels.level_dir(self.run_dir, L) / "stats.json", totals.to_json())
+                levels.rewrite_stats(self.run_dir, L, totals.to_json())
                 break
             # [level, seconds, states expanded, executor CPU s in expand, in merge,
             #  where the job ran: "spark" or "driver" (while Spark started)]

@@ -20,7 +20,10 @@
                                         the level (part-00003.json: its runs in this
                                         and earlier levels); checker/search/spark/seen.py
     <run>/levels/level-00007/stats/     per partition, the level's statistics (msgpack)
-    <run>/levels/level-00007/stats.json cumulative statistics after this level
+    <run>/levels/level-00007/stats.json cumulative statistics after this level, and
+                                        the size and xxh3 digest of each file of
+                                        the level (`files`: a resume refuses a
+                                        damaged level in one line)
 
 A level is written to levels/.level-00007.tmp and renamed when complete (its
 stats.json included), so a level directory without the leading dot is whole.
@@ -38,7 +41,7 @@ import re
 import shutil
 from pathlib import Path
 
-from checker.search.files import write_atomic
+from checker.search.files import file_digest, write_atomic
 
 LEVEL_RE = re.compile(r"^level-(\d{5,})$")
 
@@ -128,7 +131,40 @@ def committed_levels(run_dir: Path) -> list[int]:
 
 
 def read_stats(run_dir: Path, level: int) -> dict:
-    return json.loads((level_dir(run_dir, level) / "stats.json").read_text())
+    """A committed level's stats.json (ValueError: not readable JSON, or not an object)."""
+    try:
+        obj = json.loads((level_dir(run_dir, level) / "stats.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"cannot read its stats.json: {e}") from None
+    if not isinstance(obj, dict):
+        raise ValueError("its stats.json is not a JSON object")
+    return obj
+
+
+def level_files(level_path: Path) -> dict:
+    """{path relative to the level folder: [size, digest]} of its data files."""
+    root = Path(level_path)
+    return {str(p.relative_to(root)): file_digest(p)
+            for sub in ("rows", "seen", "stats") if (root / sub).is_dir()
+            for p in sorted((root / sub).iterdir()) if p.is_file() and not p.name.endswith(".tmp")}
+
+
+def damaged_files(run_dir: Path, level: int, stats: dict) -> list[str]:
+    """The files of a committed level that differ from the digests its
+    stats.json recorded (a level committed before digests: none checked)."""
+    root = level_dir(run_dir, level)
+    files = stats.get("files") or {}
+    if not isinstance(files, dict):
+        return ["stats.json"]
+    bad = []
+    for rel, digest in files.items():
+        path = root / rel
+        if not path.is_file():
+            bad.append(f"{rel} (missing)")
+        elif file_digest(path) != digest:
+            bad.append(f"{rel} ({path.stat().st_size:,} bytes, written as {digest[0]:,})"
+                       if path.stat().st_size != digest[0] else f"{rel} (altered)")
+    return bad
 
 
 def write_json(path: Path, obj: dict) -> None:
@@ -138,12 +174,22 @@ def write_json(path: Path, obj: dict) -> None:
 def commit_level(run_dir: Path, level: int, stats: dict) -> Path:
     """stats.json into the temp directory, then the rename that commits it."""
     tmp = tmp_level_dir(run_dir, level)
-    write_json(tmp / "stats.json", stats)
+    write_json(tmp / "stats.json", {**stats, "files": level_files(tmp)})
     final = level_dir(run_dir, level)
     if final.exists():  # a level re-done after an interrupted commit clean-up
         shutil.rmtree(final)
     os.replace(tmp, final)
     return final
+
+
+def rewrite_stats(run_dir: Path, level: int, stats: dict) -> None:
+    """A committed level's stats.json replaced (the run's end), its file digests kept."""
+    path = level_dir(run_dir, level) / "stats.json"
+    try:
+        files = json.loads(path.read_text(encoding="utf-8")).get("files")
+    except (OSError, ValueError, AttributeError):
+        files = None
+    write_json(path, {**stats, "files": files} if files is not None else stats)
 
 
 def clean_partial(run_dir: Path) -> None:
