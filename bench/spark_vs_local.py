@@ -166,6 +166,16 @@ def main() -> int:
           f"{out['spark_executor_cpu_s']:.1f} s, driver Python {out['spark_driver_cpu_s']:.1f} s "
           f"(its levels {sum(lv['expand_cpu_s'] + lv['merge_cpu_s'] for lv in in_driver):.1f} s), "
           f"JVM {'?' if jvm is None else f'{jvm:.1f}'} s")
+    if jvm is not None:
+        # The cores bound the speedup from below by CPU alone: whatever the
+        # scheduling, the wall time is at least the run's CPU over the cores.
+        total = out["spark_executor_cpu_s"] + out["spark_driver_cpu_s"] + jvm
+        out["spark_total_cpu_s"] = total
+        out["cpu_ceiling"] = out["local_s"] / (total / args.cores)
+        budget = out["local_s"] * args.cores / 1.8
+        print(f"CPU ceiling: the spark run's CPU ({total:.1f} s) over {args.cores} cores allows at most "
+              f"{out['cpu_ceiling']:.2f}x; 1.8x needs it under {budget:.1f} s, "
+              f"{budget - out['local_cpu_s']:.1f} s more than the local engine's own CPU")
     print("spark expand tasks' CPU by phase: "
           + ", ".join(f"{k} {v:.1f} s" for k, v in out["expand_cpu_phases_s"].items()))
     print("\nper level (bench/spark_levels.py): new states against total seen, bytes shuffled and written")

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -164,3 +165,22 @@ def test_resume_at_the_depth_bound(spark, tmp_path):
     assert rows and all(r["states"] is None for r in rows if r["kind"] == "states")
     resumed = check_spark(KRAFT_D12, options, master=LOCAL_MASTER, resume=run_dir, small_level=SMALL_LEVEL)
     assert_same(local_result(KRAFT_D12, options), resumed)
+
+
+def test_the_shuffle_dups_bench_accounts_for_every_shipped_successor(spark, tmp_path):
+    """bench/spark_shuffle_dups.py (quoted in the README): re-running a
+    level's expand tasks, shipped = duplicates between tasks + seen + new,
+    and new is the run's own next level."""
+    import re
+    run_dir = tmp_path / "run"
+    result = check_spark(KRAFT_D12, CheckOptions(max_depth=10), master=LOCAL_MASTER, run_dir=run_dir,
+                         small_level=SMALL_LEVEL, partitions=3)
+    level = 7
+    assert len(levels.part_files(levels.level_dir(run_dir, level))) == 3
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "spark_shuffle_dups.py"), str(run_dir),
+                          "--level", str(level)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    n = [int(x.replace(",", "")) for x in re.findall(r"\d[\d,]*", out.stdout.split("):", 1)[1])]
+    shipped, dups, _, _, seen, new, run_level = n[0], n[1], n[2], n[3], n[4], n[5], n[-1]
+    assert new == run_level == result.per_level_distinct[level + 1]
+    assert shipped == dups + seen + new and dups > 0
