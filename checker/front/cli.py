@@ -98,10 +98,11 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
                         "engine keeps no state graph; use --engine local or auto")
     if engine != "spark" and (master or partitions):
         raise SpecError("--master and --partitions need --engine spark")
-    resumable = checkpoint or (resume is not None and engine != "spark")  # the local engine's levels
+    # the local and auto engines' levels (checker/search/checkpoint.py)
+    resumable = checkpoint or (resume is not None and engine != "spark")
     if resumable and (engine == "spark" or liveness is not None):
-        raise SpecError("--checkpoint is the local engine's (the spark engine keeps its levels "
-                        "anyway) and not for temporal properties")
+        raise SpecError("--checkpoint is the local and auto engines' (the spark engine keeps its "
+                        "levels anyway) and not for temporal properties")
     model, properties = spec.build()
     options = CheckOptions(
         max_depth=spec.depth,
@@ -124,8 +125,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         run_id = new_run_id()
         engine = "local"
     elif resumable:
-        engine = "local"
-        result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume)
+        result, run_dir, auto_levels = run_resumable(spec, model, properties, options, out_dir, resume,
+                                                     engine)
         run_id = run_dir.name
     elif engine == "spark":
         from checker.front.spark_cli import run_spark
@@ -177,7 +178,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
 
 
 def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
-                  resume: Path | None):
+                  resume: Path | None, engine: str = "local"):
     """The local engine keeping each finished level in RUN_DIR/levels/
     (checker/search/checkpoint.py): a new run's folder, or `resume`'s, whose
     newest finished level it goes on from. Returns (result, run folder). An
@@ -207,7 +208,11 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
         except ValueError:
             raise SpecError(f"{STOP_AFTER_ENV} must be a level number, not {hook!r}") from None
     try:
-        return run_check(model, properties, options), run_dir
+        if engine == "auto":  # a checkpoint of either engine resumes with either
+            from checker.search.parallel import check_auto
+            result, auto_levels = check_auto(model, properties, options)
+            return result, run_dir, auto_levels
+        return run_check(model, properties, options), run_dir, None
     except BaseException as e:
         if (run_dir / "levels" / MANIFEST).is_file():
             if not isinstance(e, SpecError):

@@ -1,4 +1,4 @@
-"""The local engine's finished levels kept on disk, so that a run can go on
+"""The local (and auto) engine's finished levels kept on disk, so that a run can go on
 after an interruption (`kmc check SPEC --checkpoint`, then `kmc check SPEC
 --resume RUN_DIR`), as TLC's -checkpoint and -recover do.
 

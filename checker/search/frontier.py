@@ -28,6 +28,14 @@ from checker.search.codec import StateDecoder, pack_fps, pack_states, unpack_fps
 _HEAD = struct.Struct("<II")  # bytes of the packed states, bytes of the packed fingerprints
 
 
+def write_record(write, states: bytes, fps: bytes) -> None:
+    """One record of a frontier file: a chunk's packed states and fingerprints
+    (the auto engine's packed levels are written in this form too)."""
+    write(_HEAD.pack(len(states), len(fps)))
+    write(states)
+    write(fps)
+
+
 class SpillDir:
     """The search's temporary folder (made on first use, removed by close())."""
 
@@ -104,11 +112,7 @@ class Frontier:
         del entries[:full]
 
     def _record(self, write, part: list) -> None:
-        states = pack_states([e[1] for e in part])
-        fps = pack_fps([e[2] for e in part], self.bits)
-        write(_HEAD.pack(len(states), len(fps)))
-        write(states)
-        write(fps)
+        write_record(write, pack_states([e[1] for e in part]), pack_fps([e[2] for e in part], self.bits))
 
     def seal_into(self, dest: Path) -> int:
         """Every entry into records of file `dest` (the trailing ones as a last,

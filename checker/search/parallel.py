@@ -34,7 +34,9 @@ stopping at the first violation in the middle of a chunk, the generated
 counts up to it, deadlocks and evaluation errors come out as the local
 engine's. Counterexamples come from the parent's level logs as usual.
 
-Nothing is written to disk; ^C stops the workers; a worker that dies is one
+Nothing is written to disk, unless the run keeps its finished levels
+(--checkpoint: each parallel level is saved as the local engine saves
+one, so either engine resumes it); ^C stops the workers; a worker that dies is one
 `kmc: error:` line (exit 3), never a hang.
 """
 from __future__ import annotations
@@ -173,6 +175,16 @@ class AutoSearch(Search):
         self.frontier = super()._initial()
         return self.frontier
 
+    def _resumed(self):
+        """A checkpointed run goes on (checker/search/checkpoint.py), with the
+        hand-over hook on its levels again and its frontier in view."""
+        frontier, level = super()._resumed()
+        if self.workers > 1:
+            logs, self.levels = self.levels, _Levels(self._boundary)
+            self.levels.extend(logs)   # (list.extend: no boundary for the levels done)
+        self.frontier = frontier
+        return frontier, level
+
     def _absorb(self, level, log, res, chunk, next_frontier) -> None:
         super()._absorb(level, log, res, chunk, next_frontier)
         self.frontier = next_frontier
@@ -194,10 +206,11 @@ class AutoSearch(Search):
         """The remaining levels, each expanded by forked workers (see the
         module's docstring); the same accounting as Search._run."""
         entries = list(_entries(frontier))
-        if hasattr(frontier, "close"):
-            frontier.close()
-        elif isinstance(frontier, list):
+        if isinstance(frontier, list):
             frontier.clear()
+            frontier = None
+        # (a Frontier is closed, its file removed, once the next level is
+        # saved: with --checkpoint that file is the newest checkpoint's)
         self.frontier = None
         self.handover_level = level
         max_depth = self.options.max_depth
@@ -213,8 +226,15 @@ class AutoSearch(Search):
             keep = max_depth is None or level + 1 < max_depth or deadlocks
             nxt = _PackedLevel(self.options.fingerprint_bits) if keep else self._frontier(keep=False)
             self._parallel_level(level, log, entries, nxt)
+            if keep and len(nxt):
+                self._level_done(level + 1, nxt)   # --checkpoint: as the local engine
+            if frontier is not None:
+                frontier.close()
+                frontier = None
             entries = nxt
             level += 1
+        if frontier is not None:
+            frontier.close()
         if not self.per_level_distinct[-1] and len(self.per_level_distinct) > 1:
             self.per_level_distinct.pop()   # the last level expanded found nothing new
             self.levels.pop()
@@ -328,6 +348,27 @@ class _PackedLevel:
     def __iter__(self):
         for chunk in self.chunks():
             yield from (chunk.entries() if isinstance(chunk, _PackedChunk) else chunk)
+
+    def seal_into(self, dest) -> int:
+        """The level written as the local engine's frontier file (one record
+        per chunk, checker/search/frontier.py), fsynced, for a resume
+        (checker/search/checkpoint.py); the level itself stays in memory.
+        Returns the number of records."""
+        from pathlib import Path
+        from checker.search.codec import pack_fps, pack_states
+        from checker.search.frontier import write_record
+        dest = Path(dest)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        with open(tmp, "wb") as out:
+            for chunk in self.packed:
+                write_record(out.write, chunk.states, chunk.fps)
+            if self.tail:
+                write_record(out.write, pack_states([e[1] for e in self.tail]),
+                             pack_fps([e[2] for e in self.tail], self.bits))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, dest)
+        return len(self.packed) + bool(self.tail)
 
 
 class _Workers:

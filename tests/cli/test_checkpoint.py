@@ -70,6 +70,36 @@ def test_stopped_runs_resume_to_the_same_answers(tmp_path, spec, sets, stops):
     assert traces_of(the_run(tmp_path / "plain")) == traces_of(run)
 
 
+AUTO = {"KMC_AUTO_THRESHOLD": "50", "KMC_AUTO_WORKERS": "2"}  # parallel from a frontier of 50
+
+
+@pytest.mark.parametrize("resume_engine", ["auto", "local"])
+def test_the_auto_engine_checkpoints_its_parallel_levels(tmp_path, resume_engine):
+    """The default engine keeps its levels too: stopped after levels its
+    forked workers expanded (the hand-over is at level 2 here), resumed by
+    the auto engine (which hands over again) or the local one, the answers
+    are an uninterrupted local run's."""
+    sets = ["--set", "RMCount=5"]
+    plain = kmc("check", TWOPHASE, *sets, "--engine", "local", "--out", tmp_path / "plain", "--json", "-q")
+    out = tmp_path / "ck"
+    r = kmc("check", TWOPHASE, *sets, "--checkpoint", "--out", out, "-q", "--json",
+            env={**AUTO, STOP_AFTER_ENV: "6"})
+    assert r.exit_code == 130 and "stopped after level 6" in r.stderr, r.stderr
+    run = the_run(out)
+    manifest = json.loads((run / "levels" / "checkpoint.json").read_text())
+    assert manifest["level"] == 6 and manifest["frontier"]["states"] == summary_of(plain)["per_level_distinct"][6]
+    r = kmc("check", TWOPHASE, *sets, "--resume", run, "-q", env={**AUTO, STOP_AFTER_ENV: "9"})
+    assert r.exit_code == 130 and "stopped after level 9" in r.stderr, r.stderr
+    done = kmc("check", TWOPHASE, *sets, "--resume", run, "--engine", resume_engine, "--json", "-q",
+               env=AUTO)
+    assert done.exit_code == 0, done.stderr
+    a, b = summary_of(plain), summary_of(done)
+    assert {k: a[k] for k in SAME} == {k: b[k] for k in SAME}
+    assert b["config"]["engine"] == resume_engine
+    if resume_engine == "auto":
+        assert b["auto"]["handover_level"] is not None and "pool" in b["auto"]["levels"]
+
+
 def test_a_pure_python_run_resumes_a_compiled_one(tmp_path):
     """The checkpoint is the same whichever hot path wrote it."""
     out = tmp_path / "ck"
@@ -136,7 +166,7 @@ def test_bad_resumes_are_one_line(tmp_path):
         (["--set", "RMCount=4", "-i", "TCConsistent", "--resume", run], "differs in: properties"),
         (["--resume", tmp_path], "no finished level to resume from"),
         (["--resume", spark_like], "is a spark run: resume it with --engine spark"),
-        (["--checkpoint", "--engine", "spark"], "--checkpoint is the local engine's"),
+        (["--checkpoint", "--engine", "spark"], "--checkpoint is the local and auto engines'"),
     ]
     for args, words in cases:
         r = kmc("check", TWOPHASE, *args, "-q")
