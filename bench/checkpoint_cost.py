@@ -4,7 +4,7 @@ together; every count must be identical (exit 1 otherwise).
 
     .venv/bin/python bench/checkpoint_cost.py                 # kip966 reference, depth 12
     .venv/bin/python bench/checkpoint_cost.py --depth 11 --spec specs/toy-twophase.toml
-    .venv/bin/python bench/checkpoint_cost.py --engine auto --repeat 2   # the default engine, in turns
+    .venv/bin/python bench/checkpoint_cost.py --engine auto --depth 11   # the default engine and checkpoint, in turns
 
 Prints each side's search time (wall_time_s), whole command, peak memory,
 the size of the levels folder at its largest (sampled) and the ratio.
@@ -36,9 +36,9 @@ def main() -> int:
     ap.add_argument("--spec", default=str(ROOT / "specs" / "kraft-kip966-reference.toml"))
     ap.add_argument("--depth", default="12")
     ap.add_argument("--engine", choices=["local", "auto"], default="local",
-                    help="auto: both cores each, so the two runs go one after the other "
-                         "(--repeat pairs, alternating which goes first), not pinned")
-    ap.add_argument("--repeat", type=int, default=2, help="pairs of runs with --engine auto")
+                    help="auto: both cores each, so the runs go one after the other (--no-checkpoint, "
+                         "the default, --checkpoint; --repeat rounds, rotating which goes first)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds with --engine auto")
     args = ap.parse_args()
     out = Path(tempfile.mkdtemp(prefix="kmc-bench-ck-"))
     if args.engine == "auto":
@@ -76,24 +76,27 @@ def main() -> int:
 
 
 def sequential(args, out: Path) -> int:
-    """The auto engine (every core) with and without --checkpoint, in turns."""
+    """The auto engine (every core) with --no-checkpoint ("plain"), by
+    default (levels kept from the first of 50,000 states) and with
+    --checkpoint (from level 0), in turns, rotating which goes first."""
     base = KMC + ["check", args.spec, "--depth", args.depth, "--engine", "auto", "--json", "-q"]
+    variants = {"plain": ["--no-checkpoint"], "default": [], "checkpoint": ["--checkpoint"]}
     load_before = os.getloadavg()[0]
-    runs: dict = {"plain": [], "checkpoint": []}
+    runs: dict = {k: [] for k in variants}
+    names = list(variants)
     for i in range(args.repeat):
-        order = ["plain", "checkpoint"] if i % 2 == 0 else ["checkpoint", "plain"]
-        for k in order:
-            extra = ["--checkpoint"] if k == "checkpoint" else []
-            p = subprocess.run(base + extra + ["--out", str(out / f"{k}-{i}")], cwd=ROOT,
+        for k in names[i % 3:] + names[:i % 3]:
+            p = subprocess.run(base + variants[k] + ["--out", str(out / f"{k}-{i}")], cwd=ROOT,
                                capture_output=True, text=True)
             o = json.loads(p.stdout.strip().splitlines()[-1])
             runs[k].append(o)
             print(f"{k:<11} search {o['wall_time_s']:.1f} s, {o['distinct']:,} states, "
                   f"levels in the pool: {o['auto']['levels'].count('pool')}, "
                   f"peak {o['peak_memory_kb'] / 1024:,.0f} MiB", flush=True)
-    same = all(o[k] == runs["plain"][0][k] for o in runs["plain"] + runs["checkpoint"] for k in SAME)
+    same = all(o[k] == runs["plain"][0][k] for v in runs.values() for o in v for k in SAME)
     med = {k: statistics.median(o["wall_time_s"] for o in v) for k, v in runs.items()}
-    print(f"checkpoint / plain (search, medians of {args.repeat}): {med['checkpoint'] / med['plain']:.3f}")
+    print(f"against plain (search, medians of {args.repeat}): default {med['default'] / med['plain']:.3f}, "
+          f"checkpoint {med['checkpoint'] / med['plain']:.3f}")
     print(f"identical results: {same}   load average before/after: {load_before:.2f} / "
           f"{os.getloadavg()[0]:.2f}")
     return 0 if same else 1

@@ -32,6 +32,10 @@ from checker.search.files import new_run_id
 from model.base import ModelConfigError
 
 STOP_AFTER_ENV = "KMC_STOP_AFTER_LEVEL"  # stop after this finished level (tests)
+# A run keeps its finished levels on disk, unless told otherwise, from its
+# first level of this many states (its levels are then spilled to disk
+# anyway; below it, starting again costs seconds). bench/checkpoint_cost.py
+CHECKPOINT_FROM = 50_000
 
 
 @click.group(cls=KmcGroup, invoke_without_command=True,
@@ -76,10 +80,11 @@ def cli(ctx: click.Context) -> None:
                    "under the spec's fairness (default: the model's reference fairness).")
 @click.option("--full-state", is_flag=True,
               help="Show state 0 with every variable on the console (the trace files always have it).")
-@click.option("--checkpoint", is_flag=True,
-              help="Keep every finished level on disk (OUT/<spec>/<run-id>/levels/) so that an "
-                   "interrupted run (Ctrl-C, --max-memory, a crash) goes on with --resume RUN_DIR; "
-                   "the local engine.")
+@click.option("--checkpoint/--no-checkpoint", default=None,
+              help="Keep every finished level on disk (OUT/<spec>/<run-id>/levels/, removed when "
+                   "the run ends) so that an interrupted run (Ctrl-C, --max-memory, a crash) goes "
+                   "on with --resume RUN_DIR. Default: from the first level of 50,000 states "
+                   "(the local and auto engines).")
 @click.option("--invariant", "-i", "invariants", multiple=True, metavar="NAME",
               help="Check this invariant (repeatable; replaces the spec's `invariants`; "
                    "the model's witnesses are still checked). `kmc list MODEL` names them.")
@@ -98,11 +103,17 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
                         "engine keeps no state graph; use --engine local or auto")
     if engine != "spark" and (master or partitions):
         raise SpecError("--master and --partitions need --engine spark")
-    # the local and auto engines' levels (checker/search/checkpoint.py)
-    resumable = checkpoint or (resume is not None and engine != "spark")
-    if resumable and (engine == "spark" or liveness is not None):
+    # the local and auto engines' levels (checker/search/checkpoint.py): with
+    # --checkpoint from level 0, by default from a level of CHECKPOINT_FROM states
+    if checkpoint and (engine == "spark" or liveness is not None):
         raise SpecError("--checkpoint is the local and auto engines' (the spark engine keeps its "
                         "levels anyway) and not for temporal properties")
+    if checkpoint is False and resume is not None and engine != "spark":
+        raise SpecError("--resume goes on keeping the run's levels: drop --no-checkpoint")
+    resumable = engine != "spark" and liveness is None and checkpoint is not False
+    if resume is not None and engine != "spark" and liveness is not None:
+        raise SpecError("--resume is for the levels of a safety check: temporal properties run "
+                        "from the start")
     model, properties = spec.build()
     options = CheckOptions(
         max_depth=spec.depth,
@@ -125,6 +136,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         run_id = new_run_id()
         engine = "local"
     elif resumable:
+        options.checkpoint_from = 0 if checkpoint else CHECKPOINT_FROM
         result, run_dir, auto_levels = run_resumable(spec, model, properties, options, out_dir, resume,
                                                      engine)
         run_id = run_dir.name
@@ -151,7 +163,13 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         if engine == "spark":  # the engine made the run folder (levels, spark.log) already
             run_dir = write_run_into(spark_run_dir, obj, result, view=view)
         elif resumable:  # the run's folder holds its levels: the files go in, then the levels go
-            run_dir = write_run_into(run_dir, obj, result, view=view)
+            try:
+                run_dir = write_run_into(run_dir, obj, result, view=view)
+            except BaseException:
+                # no summary.json: the folder goes, unless its levels can be resumed
+                if not (run_dir / "levels" / MANIFEST).is_file():
+                    shutil.rmtree(run_dir, ignore_errors=True)
+                raise
             shutil.rmtree(run_dir / "levels", ignore_errors=True)
         else:
             run_dir = write_run(out_dir, spec.name, obj, result, view=view)
@@ -196,6 +214,7 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
                             f"written)")
     else:
         run_dir = out_dir / spec.name / new_run_id()
+        made_spec_dir = not run_dir.parent.exists()
         run_dir.mkdir(parents=True)
     options.checkpoint_dir = str(run_dir / "levels")
     options.checkpoint_identity = {"model": spec.model, "variant": spec.variant,
@@ -219,8 +238,10 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
                 click.echo(f"kmc: every finished level is kept; go on with: kmc check {spec.path} "
                            f"--resume {run_dir} (and the same --set, --depth and property "
                            f"options)", err=True)
-        elif resume is None:
+        elif resume is None:  # nothing kept: nothing left behind
             shutil.rmtree(run_dir, ignore_errors=True)
+            if made_spec_dir:
+                shutil.rmtree(run_dir.parent, ignore_errors=True)
         raise
 
 

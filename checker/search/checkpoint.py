@@ -67,6 +67,7 @@ class Checkpoint:
     def __init__(self, folder: str | Path, identity: dict):
         self.folder = Path(folder)
         self.identity = identity
+        self.sealed = 0   # levels whose logs are in the folder (0: nothing saved yet)
 
     @property
     def manifest(self) -> Path:
@@ -101,7 +102,9 @@ class Checkpoint:
         """Level `level` is finished: its log, the frontier that follows it
         and the counters go to disk, then the manifest names them."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        log_files = search.levels[level].seal_into(self.folder, level)
+        # the first save of a run that started saving late writes the levels before it too
+        sealed = {lv: search.levels[lv].seal_into(self.folder, lv) for lv in range(self.sealed, level + 1)}
+        log_files = sealed[level]
         frontier_file = self.folder / f"frontier-{level:05d}.bin"
         records = frontier.seal_into(frontier_file)
         state_file = self.folder / f"state-{level:05d}.pickle"
@@ -119,7 +122,7 @@ class Checkpoint:
         old = self._previous()
         # the logs of earlier levels were digested when they were written
         digests = dict(old.get("digests", {})) if old is not None else {}
-        for path in [*log_files.values(), frontier_file, state_file]:
+        for path in [*(p for files in sealed.values() for p in files.values()), frontier_file, state_file]:
             digests[Path(path).name] = file_digest(Path(path))
         if old is not None:
             for name in {old["state"], old["frontier"]["file"]} - {state_file.name, frontier_file.name}:
@@ -139,6 +142,7 @@ class Checkpoint:
         # would switch level_gc's sampled collections off for the rest of the run)
         _write_bytes(self.manifest, (json.dumps(obj) + "\n").encode())
         _fsync_dir(self.folder)
+        self.sealed = level + 1
         if old is not None:  # the level before: its counters and (read by now) frontier
             for name in {old["state"], old["frontier"]["file"]} - {state_file.name, frontier_file.name}:
                 try:
@@ -180,4 +184,5 @@ class Checkpoint:
         except (OSError, pickle.UnpicklingError, EOFError) as e:
             raise SpecError(f"cannot read the checkpoint's counters "
                             f"{self.folder / obj['state']}: {e}") from None
+        self.sealed = obj["level"] + 1
         return obj, counters

@@ -88,6 +88,10 @@ class CheckOptions:
     # resume must match (the spec's model, variant, constants)
     checkpoint_dir: str | None = None
     checkpoint_identity: dict = field(default_factory=dict)
+    # save nothing before the first finished level of at least this many
+    # states (the levels before it are written then): a default run keeps
+    # its levels only once losing them would cost more than a rerun
+    checkpoint_from: int = 0
     resume: bool = False
     stop_after_level: int | None = None  # after checkpointing it, stop (RunStopped; tests)
 
@@ -208,15 +212,16 @@ def resident_bytes() -> int | None:
         return None
 
 
-def check_memory(limit: int | None, level: int, distinct: int, advice: str) -> None:
+def check_memory(limit: int | None, level: int, distinct: int, advice: str | Callable[[], str]) -> None:
     """Raise MemoryLimitError when this process's resident memory is above
-    `limit` bytes (None: no limit)."""
+    `limit` bytes (None: no limit); `advice` (or what it returns) ends the message."""
     if limit is None:
         return
     rss = resident_bytes()
     if rss is not None and rss > limit:
         raise MemoryLimitError(f"memory limit {format_size(limit)} reached at level {level} after "
-                               f"{distinct:,} distinct states (resident {format_size(rss)}); {advice}")
+                               f"{distinct:,} distinct states (resident {format_size(rss)}); "
+                               f"{advice() if callable(advice) else advice}")
 
 
 def resolve_view(model: Model, view: str | Sequence[str] | None) -> tuple[str, ...] | None:
@@ -740,6 +745,8 @@ class Search:
         """Level `level` is finished and `frontier` holds what follows it."""
         if self.checkpoint is None or self.stopped:
             return
+        if not self.checkpoint.sealed and len(frontier) < self.options.checkpoint_from:
+            return
         self.checkpoint.save(self, level, frontier)
         if self.options.stop_after_level is not None and level >= self.options.stop_after_level:
             raise RunStopped(f"stopped after level {level} as asked; every finished level is in "
@@ -773,9 +780,15 @@ class Search:
             "distinct_per_s": len(self.seen) / elapsed if elapsed else 0.0})
 
     def _check_memory(self, level: int) -> None:
-        check_memory(self.options.max_memory, level, len(self.seen),
-                     "raise it (--max-memory SIZE, or none); a run with --checkpoint keeps its "
-                     "finished levels and goes on with --resume RUN_DIR")
+        check_memory(self.options.max_memory, level, len(self.seen), self._memory_advice)
+
+    def _memory_advice(self) -> str:
+        cp = self.checkpoint
+        kept = ("a run with --checkpoint keeps its finished levels and goes on with --resume RUN_DIR"
+                if cp is None else "its finished levels are kept: go on with --resume RUN_DIR"
+                if cp.sealed else f"levels are kept from the first of {self.options.checkpoint_from:,} "
+                                  f"states (with --checkpoint from level 0), and none was yet")
+        return f"raise it (--max-memory SIZE, or none); {kept}"
 
     def _log(self) -> LevelLog:
         # (a level's log past spill_states entries goes to disk a block of that many at a time)
