@@ -34,10 +34,11 @@ stopping at the first violation in the middle of a chunk, the generated
 counts up to it, deadlocks and evaluation errors come out as the local
 engine's. Counterexamples come from the parent's level logs as usual.
 
-Nothing is written to disk, unless the run keeps its finished levels
-(--checkpoint: each parallel level is saved as the local engine saves
-one, so either engine resumes it); ^C stops the workers; a worker that dies is one
-`kmc: error:` line (exit 3), never a hang.
+Nothing else is written to disk than what the local engine writes: when
+the run keeps its finished levels (by default from a level of 50,000
+states, or --checkpoint), each parallel level is saved as the local engine
+saves one, so either engine resumes it. ^C stops the workers; a worker
+that dies is one `kmc: error:` line (exit 3), never a hang.
 """
 from __future__ import annotations
 
