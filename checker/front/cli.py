@@ -328,6 +328,9 @@ for _command in (regress.regress, graph_cli.graph, trace_cli.trace, scenario.sce
 
 
 def main() -> None:
+    import signal
+    from checker.front.options import on_sigterm
+    signal.signal(signal.SIGTERM, on_sigterm)
     cli.main(prog_name="kmc")
 
 

@@ -9,10 +9,15 @@ import sys
 import click
 
 from checker.front.spec import UNSET
-from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, KmcError
+from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, KmcError, Terminated
 from model.base import ModelConfigError
 
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports it
+
+
+def on_sigterm(signum, frame) -> None:
+    raise Terminated()
 
 
 def _err(message: str) -> None:
@@ -46,9 +51,11 @@ class KmcGroup(click.Group):
         except ModelConfigError as e:
             _err(f"constants rejected by the model: {e}")
             rv = EXIT_BAD_INPUT
-        except (KeyboardInterrupt, click.exceptions.Abort):
-            click.echo("kmc: interrupted", err=True)
-            rv = EXIT_INTERRUPTED
+        except (KeyboardInterrupt, click.exceptions.Abort) as e:
+            # (click turns a KeyboardInterrupt into Abort, the interrupt as its cause)
+            terminated = isinstance(e, Terminated) or isinstance(e.__cause__, Terminated)
+            click.echo("kmc: terminated (SIGTERM)" if terminated else "kmc: interrupted", err=True)
+            rv = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
         rv = rv if isinstance(rv, int) else EXIT_OK
         if standalone_mode:
             sys.exit(rv)

@@ -36,3 +36,9 @@ class EngineEvaluationError(KmcError):
         self.action = action
         self.state = state
         self.level = level
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (kill, a batch scheduler, a CI timeout): the run stops as on
+    Ctrl-C -- forked workers stopped, finished levels kept and the way to go
+    on said -- rather than dying mid-write; exit 143 (checker/front/options.py)."""

@@ -440,6 +440,7 @@ def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool
     new as (None, parts or None, fp, parent fp, action), violations,
     witnesses, deadlocks, per-action generated counts, stopped)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles ^C and stops the workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: a worker just goes)
     code = 0
     sender = _Sender(conn)
     try:

@@ -58,7 +58,7 @@ from checker.search import codec
 from checker.search.encoding import encode, encode_state
 from checker.search.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
                             check_memory, collision_probability, peak_memory_kb, resolve_view)
-from checker.search.errors import EngineEvaluationError, KmcError, SpecError
+from checker.search.errors import EngineEvaluationError, KmcError, SpecError, Terminated
 from checker.search.spark import levels, seen as seenruns, session as sparksession, tasks
 from checker.search.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
                                   SparkJobError, SparkUnavailableError)
@@ -393,8 +393,8 @@ class SparkSearch:
         except (SparkUnavailableError, ExecutorSetupError, SparkJobError):
             raise
         except Exception as e:  # noqa: BLE001 - Py4JJavaError, AnalysisException, ...
-            if _SigintWatch.seen:  # a Ctrl-C broke the gateway call: the interrupt it is
-                raise KeyboardInterrupt from None
+            if _SigintWatch.seen is not None:  # a Ctrl-C or kill broke the gateway call: that it is
+                raise _SigintWatch.seen() from None
             log = sparksession.log_path()
             raise SparkJobError(f"Spark job failed while {what}: {_one_line(_python_error_line(str(e)))}"
                                 + (f" (Spark's log: {log})" if log else "")) from None
@@ -964,30 +964,35 @@ def run_preflight(spark, task, timeout: float, model: str, variant: str, shuffle
 
 
 class _SigintWatch:
-    """Notes a Ctrl-C (then interrupts as Python does): a gateway call it
-    breaks may fail as a Py4JError ("Answer from Java side is empty")
-    before the KeyboardInterrupt surfaces, and that is still an interrupt."""
+    """Notes a Ctrl-C or a SIGTERM (then interrupts as Python does: a
+    KeyboardInterrupt, or Terminated): a gateway call it breaks may fail as
+    a Py4JError ("Answer from Java side is empty") before the interrupt
+    surfaces, and that is still the interrupt. `seen`: its exception class."""
 
-    seen = False
+    seen = None
+    KINDS = {"SIGINT": KeyboardInterrupt, "SIGTERM": Terminated}
 
     def __enter__(self):
         import signal
-        _SigintWatch.seen = False
-        self._previous = None
+        _SigintWatch.seen = None
+        self._previous = {}
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.getsignal(signal.SIGINT)
-            signal.signal(signal.SIGINT, self._handle)
+            for name in self.KINDS:
+                signum = getattr(signal, name)
+                self._previous[signum] = signal.getsignal(signum)
+                signal.signal(signum, self._handle)
         return self
 
-    @staticmethod
-    def _handle(signum, frame):
-        _SigintWatch.seen = True
-        raise KeyboardInterrupt
+    @classmethod
+    def _handle(cls, signum, frame):
+        import signal
+        cls.seen = cls.KINDS[signal.Signals(signum).name]
+        raise cls.seen()
 
     def __exit__(self, *exc):
         import signal
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
         return False
 
 
