@@ -197,9 +197,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
 
 def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
                   resume: Path | None, engine: str = "local"):
-    """The local engine keeping each finished level in RUN_DIR/levels/
-    (checker/search/checkpoint.py): a new run's folder, or `resume`'s, whose
-    newest finished level it goes on from. Returns (result, run folder). An
+    """The local or auto engine keeping its finished levels in RUN_DIR/levels/
+    (checker/search/checkpoint.py; from options.checkpoint_from states): a
+    new run's folder, or `resume`'s, whose newest finished level it goes on
+    from. Returns (result, run folder, the auto engine's levels or None). An
     interrupted run keeps its folder when a level was finished, and says how
     to go on; else the folder goes."""
     if resume is not None:
