@@ -172,6 +172,22 @@ class Frontier:
         if self.entries:
             yield self.entries
 
+    def packed_records(self) -> Iterator[tuple[bytes, bytes]]:
+        """A packed frontier's records as written, (packed states, packed
+        fingerprints), nothing rebuilt (the auto engine hands them to its
+        workers as they are); the entries after the last record are
+        `entries`."""
+        if self.path is None:
+            return
+        if self._out is not None:
+            self._out.close()
+            self._out = None
+        with open(self.path, "rb", buffering=1 << 20) as f:
+            read = f.read
+            for _ in range(self.records):
+                ns, nf = _HEAD.unpack(read(_HEAD.size))
+                yield read(ns), read(nf)
+
     def close(self) -> None:
         """Drop the entries and the file."""
         self.entries = []

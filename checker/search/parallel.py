@@ -206,7 +206,10 @@ class AutoSearch(Search):
     def _go_parallel(self, level: int, frontier) -> CheckResult:
         """The remaining levels, each expanded by forked workers (see the
         module's docstring); the same accounting as Search._run."""
-        entries = list(_entries(frontier))
+        if getattr(frontier, "path", None) is not None:   # packed on disk: stays packed
+            entries = _PackedLevel.of_frontier(frontier, self.options.fingerprint_bits)
+        else:
+            entries = list(_entries(frontier))
         if isinstance(frontier, list):
             frontier.clear()
             frontier = None
@@ -298,8 +301,12 @@ class _PackedChunk:
 
     __slots__ = ("states", "fps", "n", "bits")
 
-    def __init__(self, entries: list, bits: int):
+    def __init__(self, entries: list, bits: int, packed: tuple | None = None):
         from checker.search.codec import pack_fps, pack_states
+        if packed is not None:  # (states, fingerprints) as a frontier file's record holds them
+            self.states, self.fps = packed
+            self.n, self.bits = len(self.fps) // (bits // 8), bits
+            return
         self.states = pack_states([e[1] for e in entries])
         self.fps = pack_fps([e[2] for e in entries], bits)
         self.n, self.bits = len(entries), bits
@@ -339,6 +346,17 @@ class _PackedLevel:
                 self.packed.append(_PackedChunk(tail, self.bits))
                 tail = self.tail = []
             self.n += 1
+
+    @classmethod
+    def of_frontier(cls, frontier, bits: int) -> "_PackedLevel":
+        """A packed (spilled or resumed) frontier as it is on disk: its
+        records become the chunks, no state rebuilt in the parent (a big
+        level as objects would cost ~1.3 KB a state)."""
+        level = cls(bits)
+        level.packed = [_PackedChunk([], bits, rec) for rec in frontier.packed_records()]
+        level.tail = list(frontier.entries)
+        level.n = sum(c.n for c in level.packed) + len(level.tail)
+        return level
 
     def __len__(self) -> int:
         return self.n
