@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from checker.search.errors import KmcError, SpecError
-from checker.search.files import file_digest
+from checker.search.files import digest_problem, file_digest
 
 MANIFEST = "checkpoint.json"
 FORMAT = 2  # 2: every file's size and digest in the manifest
@@ -165,15 +165,11 @@ class Checkpoint:
             names += [obj["frontier"]["file"], obj["state"]]
             digests = obj["digests"]
             for name in names:
-                path = self.folder / name
-                if not path.is_file():
+                problem = digest_problem(self.folder / name, digests[name])
+                if problem == "missing":
                     raise SpecError(f"{self.folder}: {name} is missing (a damaged run folder)")
-                if file_digest(path) != digests[name]:
-                    size, _ = digests[name]
-                    now = path.stat().st_size
-                    what = (f"{now:,} bytes where the checkpoint wrote {size:,}" if now != size else
-                            "its contents differ from what the checkpoint wrote")
-                    raise SpecError(f"{self.folder}: {name} is damaged ({what}); the run cannot be "
+                if problem is not None:
+                    raise SpecError(f"{self.folder}: {name} is damaged ({problem}); the run cannot be "
                                     f"resumed from it")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise SpecError(f"{self.manifest} is not a complete checkpoint manifest "

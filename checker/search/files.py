@@ -54,3 +54,15 @@ def file_digest(path: Path) -> list:
             h.update(block)
             size += len(block)
     return [size, h.hexdigest()]
+
+
+def digest_problem(path: Path, digest: list) -> str | None:
+    """What is wrong with a file against the [size, digest] written with it
+    (None: nothing): a resume's one-line reason to refuse it."""
+    path = Path(path)
+    if not path.is_file():
+        return "missing"
+    if file_digest(path) == list(digest):
+        return None
+    size = path.stat().st_size
+    return f"{size:,} bytes, written as {digest[0]:,}" if size != digest[0] else "altered"

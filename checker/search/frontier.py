@@ -158,17 +158,9 @@ class Frontier:
             for start in range(0, len(entries), chunk):
                 yield entries[start:start + chunk]
             return
-        if self._out is not None:
-            self._out.close()
-            self._out = None
         decode, bits = self.decoder.decode_batch, self.bits
-        with open(self.path, "rb", buffering=1 << 20) as f:
-            read = f.read
-            for _ in range(self.records):
-                ns, nf = _HEAD.unpack(read(_HEAD.size))
-                rebuilt = decode(read(ns))
-                fps = unpack_fps(read(nf), bits)
-                yield [(s, p, fp) for (s, p), fp in zip(rebuilt, fps)]
+        for states, packed_fps in self.packed_records():
+            yield [(s, p, fp) for (s, p), fp in zip(decode(states), unpack_fps(packed_fps, bits))]
         if self.entries:
             yield self.entries
 

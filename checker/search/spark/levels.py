@@ -41,7 +41,7 @@ import re
 import shutil
 from pathlib import Path
 
-from checker.search.files import file_digest, write_atomic
+from checker.search.files import digest_problem, file_digest, write_atomic
 
 LEVEL_RE = re.compile(r"^level-(\d{5,})$")
 
@@ -156,15 +156,8 @@ def damaged_files(run_dir: Path, level: int, stats: dict) -> list[str]:
     files = stats.get("files") or {}
     if not isinstance(files, dict):
         return ["stats.json"]
-    bad = []
-    for rel, digest in files.items():
-        path = root / rel
-        if not path.is_file():
-            bad.append(f"{rel} (missing)")
-        elif file_digest(path) != digest:
-            bad.append(f"{rel} ({path.stat().st_size:,} bytes, written as {digest[0]:,})"
-                       if path.stat().st_size != digest[0] else f"{rel} (altered)")
-    return bad
+    problems = ((rel, digest_problem(root / rel, digest)) for rel, digest in files.items())
+    return [f"{rel} ({problem})" for rel, problem in problems if problem is not None]
 
 
 def write_json(path: Path, obj: dict) -> None:
