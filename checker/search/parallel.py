@@ -281,7 +281,7 @@ class AutoSearch(Search):
                 if self.stopped:
                     break
                 done += len(chunk)
-                self._check_memory(level)
+                self._check_limits(level)
                 self._maybe_progress(level, len(entries) - done + len(nxt))
         finally:
             workers.close()
@@ -390,6 +390,9 @@ class _PackedLevel:
         return len(self.packed) + bool(self.tail)
 
 
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 class _Workers:
     """The forked workers of one level: worker w expands chunks w, w + n, ...
     in order and sends each chunk's result as soon as it has it (the pipe
@@ -402,14 +405,22 @@ class _Workers:
         self.procs: list = []
         self.conns: list = []
         try:
-            for w in range(n):
-                recv, send = ctx.Pipe(duplex=False)
-                p = ctx.Process(target=_level_worker, args=(search, chunks, w, n, keep, send),
-                                name=f"kmc-worker-{w}", daemon=True)
-                p.start()
-                send.close()
-                self.procs.append(p)
-                self.conns.append(recv)
+            # ^C and SIGTERM wait while forking: one arriving then would run its
+            # handler inside an at-fork hook (logging's), where Python prints
+            # and drops the exception, and the run would go on; unmasked, a
+            # pending one is raised here
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+            try:
+                for w in range(n):
+                    recv, send = ctx.Pipe(duplex=False)
+                    p = ctx.Process(target=_level_worker, args=(search, chunks, w, n, keep, send),
+                                    name=f"kmc-worker-{w}", daemon=True)
+                    p.start()
+                    send.close()
+                    self.procs.append(p)
+                    self.conns.append(recv)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         except BaseException:
             self.close()
             raise
@@ -459,6 +470,7 @@ def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool
     witnesses, deadlocks, per-action generated counts, stopped)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles ^C and stops the workers
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: a worker just goes)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)   # (blocked by the parent's fork)
     code = 0
     sender = _Sender(conn)
     try:
