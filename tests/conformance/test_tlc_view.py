@@ -3,7 +3,10 @@ worker does on the kip966 reference configuration: 226,060 distinct states
 within 11 steps and 726,095 within 13 (TLC built from tlaplus/tlaplus,
 -workers 1, VIEW view, CONSTRAINT TLCGet("level") <= N+1; measured for
 issue 13, the 13-step figure on 2026-11-23: 5,281,028 generated). With the
-view the count depends on exploration order, so only one worker compares."""
+view the count depends on exploration order, so only one worker compares.
+Within 16 steps TLC with one worker found 3,336,939 (2026-11-25, 24,052,013
+generated, 1,278.5 s): the [expect] of specs/kraft-kip966-reference-view.toml,
+which `kmc regress` checks."""
 from __future__ import annotations
 
 from pathlib import Path
