@@ -7,6 +7,7 @@ stderr, `kmc: error: ...`, without a stack trace.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -17,15 +18,15 @@ import click
 
 from checker.front import graph_cli, regress, scenario, simulate_cli, trace_cli
 from checker.front.expect import compare
-from checker.front.options import (DEFAULT_MEMORY, DepthType, KmcGroup, SizeType, default_max_memory,
-                                   progress_printer)
+from checker.front.options import (DEFAULT_MEMORY, MIN_FREE_DISK, DepthType, KmcGroup, SizeType,
+                                   default_max_memory, progress_printer)
 from checker.front.spark_cli import add_spark_options
 from checker.front.spec import UNSET, load_spec, parse_sets
 from checker.output.console import report_text
 from checker.output.results import ensure_writable, summary, write_run, write_run_into
 from checker.output.views import view_for
 from checker.search import registry
-from checker.search.engine import CheckOptions, CheckResult, check as run_check
+from checker.search.engine import CheckOptions, CheckResult, DiskLimitError, check as run_check
 from checker.search.checkpoint import MANIFEST
 from checker.search.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from checker.search.files import new_run_id
@@ -74,6 +75,11 @@ def cli(ctx: click.Context) -> None:
 @click.option("--max-memory", "max_memory", type=SizeType(), default=DEFAULT_MEMORY, metavar="SIZE|none",
               help="Stop (exit 2) when the search's resident memory passes SIZE (8G, 500M); "
                    "default: 85% of the machine's memory; 'none': no limit.")
+@click.option("--min-free-disk", "min_free_disk", type=SizeType("--min-free-disk"), default=MIN_FREE_DISK,
+              metavar="SIZE|none", show_default="1G",
+              help="Stop (exit 2, finished levels kept) before the disk the run keeps its levels "
+                   "and spilled frontiers on has less than SIZE free, or would have once the next "
+                   "level is written as the last one grew; 'none': no limit.")
 @add_spark_options  # --master URL, --partitions N, --resume RUN_DIR
 @click.option("--property", "temporal", multiple=True, metavar="NAME",
               help="Check this temporal property (repeatable; replaces the spec's `properties`), "
@@ -89,7 +95,7 @@ def cli(ctx: click.Context) -> None:
               help="Check this invariant (repeatable; replaces the spec's `invariants`; "
                    "the model's witnesses are still checked). `kmc list MODEL` names them.")
 def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
-              as_json: bool, quiet: bool, max_memory, master, partitions, resume, temporal,
+              as_json: bool, quiet: bool, max_memory, min_free_disk, master, partitions, resume, temporal,
               full_state, checkpoint, invariants) -> int:
     """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
     import time
@@ -123,6 +129,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         view=spec.view,
         progress=None if quiet else progress_printer,
         max_memory=default_max_memory() if max_memory is DEFAULT_MEMORY else max_memory,
+        min_free_disk=min_free_disk,
     )
     ensure_writable(out_dir)  # fail before a long run, not after it
     out = sys.stderr if as_json else sys.stdout
@@ -234,7 +241,8 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
             return result, run_dir, auto_levels
         return run_check(model, properties, options), run_dir, None
     except BaseException as e:
-        if (run_dir / "levels" / MANIFEST).is_file():
+        kept = (run_dir / "levels" / MANIFEST).is_file()
+        if kept:
             if not isinstance(e, SpecError):
                 click.echo(f"kmc: every finished level is kept; go on with: kmc check {spec.path} "
                            f"--resume {run_dir} (and the same --set, --depth and property "
@@ -243,6 +251,10 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
             shutil.rmtree(run_dir, ignore_errors=True)
             if made_spec_dir:
                 shutil.rmtree(run_dir.parent, ignore_errors=True)
+        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskLimitError(f"no space left on the disk of {run_dir.parent}: free space there"
+                                 + (", then resume (above)" if kept else ", then run again")
+                                 + " (--min-free-disk stops a run before the disk is full)") from None
         raise
 
 

@@ -3,6 +3,7 @@ error into one `kmc: error:` line and its exit code, the option types
 (--depth, --max-memory) and the progress line."""
 from __future__ import annotations
 
+import errno
 import re
 import sys
 
@@ -51,6 +52,12 @@ class KmcGroup(click.Group):
         except ModelConfigError as e:
             _err(f"constants rejected by the model: {e}")
             rv = EXIT_BAD_INPUT
+        except OSError as e:  # a full disk, a folder gone or unreadable mid-run
+            where = f" ({e.filename})" if e.filename else ""
+            _err(f"{e.strerror or e}{where}" + ("; free space on the disk of the results (--out) "
+                                                 "and of the temporary folder (TMPDIR), then run again"
+                                                 if e.errno in (errno.ENOSPC, errno.EDQUOT) else ""))
+            rv = EXIT_BAD_INPUT
         except (KeyboardInterrupt, click.exceptions.Abort) as e:
             # (click turns a KeyboardInterrupt into Abort, the interrupt as its cause)
             terminated = isinstance(e, Terminated) or isinstance(e.__cause__, Terminated)
@@ -85,11 +92,17 @@ class DepthType(click.ParamType):
 DEFAULT_MEMORY = object()  # --max-memory not given: default_max_memory()
 
 
+MIN_FREE_DISK = 1 << 30    # --min-free-disk not given
+
+
 class SizeType(click.ParamType):
-    """--max-memory SIZE: 8G, 500M, 1.5GiB, 64K (binary units), or none."""
+    """--max-memory / --min-free-disk SIZE: 8G, 500M, 1.5GiB, 64K (binary units), or none."""
 
     name = "SIZE|none"
     _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+    def __init__(self, option: str = "--max-memory"):
+        self.option = option
 
     def convert(self, value, param, ctx):
         if value is None or value is DEFAULT_MEMORY or isinstance(value, int):
@@ -99,11 +112,11 @@ class SizeType(click.ParamType):
             return None
         m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([kmgt])(?:i?b)?", text)
         if m is None:
-            self.fail(f"--max-memory expects a size with a unit (K, M, G or T: 8G, 500M) or 'none', not {value!r}",
+            self.fail(f"{self.option} expects a size with a unit (K, M, G or T: 8G, 500M) or 'none', not {value!r}",
                       param, ctx)
         n = int(float(m.group(1)) * self._UNITS[m.group(2)])
         if n <= 0:
-            self.fail(f"--max-memory must be more than 0, not {value!r}", param, ctx)
+            self.fail(f"{self.option} must be more than 0, not {value!r}", param, ctx)
         return n
 
 

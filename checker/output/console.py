@@ -59,8 +59,12 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, view: TraceView
         if result.sometimes.get(name) is None:
             lines.append(f"Expected witness {name} was never reached: the fault it shows did not "
                          f"happen, so this verdict may be vacuous (kmc regress fails the spec).")
-    took = (f"{total_s:.2f}s ({total_s - result.wall_time:.2f}s set-up, {result.wall_time:.2f}s search)"
-            if total_s is not None else f"{result.wall_time:.2f}s")
+    if total_s is None:
+        took = f"{result.wall_time:.2f}s"
+    elif result.wall_time > total_s:  # resumed: the search time counts the earlier runs too
+        took = f"{total_s:.2f}s here ({result.wall_time:.2f}s of search in all, with the runs resumed)"
+    else:
+        took = f"{total_s:.2f}s ({total_s - result.wall_time:.2f}s set-up, {result.wall_time:.2f}s search)"
     lines.append(f"Finished in {took}: {result.generated_per_second:,.0f} generated/s, "
                  f"{result.distinct_per_second:,.0f} distinct/s, peak memory {result.peak_memory_kb / 1024:,.0f} MiB "
                  f"({result.bytes_per_state:,} bytes/state).")

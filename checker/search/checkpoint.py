@@ -53,11 +53,15 @@ def _fsync_dir(path: Path) -> None:
 
 def _write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # (a full disk): no partial file left behind
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 class Checkpoint:
@@ -98,9 +102,10 @@ class Checkpoint:
                             f"--invariant and --continue/--deadlock options)")
         return obj
 
-    def save(self, search, level: int, frontier) -> None:
+    def save(self, search, level: int, frontier) -> int:
         """Level `level` is finished: its log, the frontier that follows it
-        and the counters go to disk, then the manifest names them."""
+        and the counters go to disk, then the manifest names them. Returns
+        the bytes the level's own files take."""
         self.folder.mkdir(parents=True, exist_ok=True)
         # the first save of a run that started saving late writes the levels before it too
         sealed = {lv: search.levels[lv].seal_into(self.folder, lv) for lv in range(self.sealed, level + 1)}
@@ -149,6 +154,7 @@ class Checkpoint:
                     (self.folder / name).unlink()
                 except FileNotFoundError:
                     pass
+        return sum(digests[Path(p).name][0] for p in [*log_files.values(), frontier_file, state_file])
 
     def _previous(self) -> dict | None:
         try:

@@ -79,6 +79,10 @@ class CheckOptions:
     # stop (MemoryLimitError) when this process's resident memory passes this
     # many bytes (None: no limit); checked between chunks
     max_memory: int | None = None
+    # stop (DiskLimitError) before the filesystem the run writes its levels
+    # and spilled frontiers to has less than this many bytes free (None: no
+    # limit); checked only while the run has files there
+    min_free_disk: int | None = None
     # frontiers above this many states are packed and spilled (None: never),
     # into a temporary folder under spill_dir (None: the system's)
     spill_states: int | None = SPILL_STATES
@@ -222,6 +226,33 @@ def check_memory(limit: int | None, level: int, distinct: int, advice: str | Cal
         raise MemoryLimitError(f"memory limit {format_size(limit)} reached at level {level} after "
                                f"{distinct:,} distinct states (resident {format_size(rss)}); "
                                f"{advice() if callable(advice) else advice}")
+
+
+class DiskLimitError(KmcError):
+    """The run would leave less than CheckOptions.min_free_disk free on the
+    disk it writes to (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+def check_disk(limit: int | None, folder, level: int, distinct: int, advice: str | Callable[[], str],
+               need: int = 0, why: str = "") -> None:
+    """Raise DiskLimitError when the filesystem of `folder` has less than
+    `limit` bytes free (None: no limit), or would have once `need` more bytes
+    are written (`why` says what they are for); `advice` ends the message."""
+    if limit is None:
+        return
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return  # the folder is not there (yet): nothing written to guard
+    if free - need >= limit:
+        return
+    short = (f"{format_size(free)} free, and {why} about {format_size(need)}" if need
+             else f"only {format_size(free)} free")
+    raise DiskLimitError(f"disk limit reached at level {level} after {distinct:,} distinct states: "
+                         f"the disk of {folder} has {short}; kmc keeps {format_size(limit)} free "
+                         f"(--min-free-disk); {advice() if callable(advice) else advice}")
 
 
 def resolve_view(model: Model, view: str | Sequence[str] | None) -> tuple[str, ...] | None:
@@ -747,7 +778,14 @@ class Search:
             return
         if not self.checkpoint.sealed and len(frontier) < self.options.checkpoint_from:
             return
-        self.checkpoint.save(self, level, frontier)
+        written = self.checkpoint.save(self, level, frontier)
+        # the next level's files, if it grows as this one did, must leave the disk its reserve
+        d = self.per_level_distinct
+        if 0 < level < len(d) and d[level - 1] and (self.options.max_depth is None
+                                                    or level + 1 < self.options.max_depth):
+            check_disk(self.options.min_free_disk, self.checkpoint.folder, level, len(self.seen),
+                       self._disk_advice, need=int(written * d[level] / d[level - 1]),
+                       why=f"level {level + 1} would take")
         if self.options.stop_after_level is not None and level >= self.options.stop_after_level:
             raise RunStopped(f"stopped after level {level} as asked; every finished level is in "
                              f"{self.checkpoint.folder}: resume it")
@@ -779,16 +817,32 @@ class Search:
             "generated_per_s": self.generated / elapsed if elapsed else 0.0,
             "distinct_per_s": len(self.seen) / elapsed if elapsed else 0.0})
 
-    def _check_memory(self, level: int) -> None:
+    def _check_limits(self, level: int) -> None:
+        """--max-memory and --min-free-disk, between chunks."""
         check_memory(self.options.max_memory, level, len(self.seen), self._memory_advice)
+        folder = self._disk_folder()
+        if folder is not None:
+            check_disk(self.options.min_free_disk, folder, level, len(self.seen), self._disk_advice)
 
-    def _memory_advice(self) -> str:
+    def _disk_folder(self) -> Path | None:
+        """Where the run has files now: its levels once one is saved, else its
+        spill folder once used (None: nothing on disk, nothing to guard)."""
+        if self.checkpoint is not None and self.checkpoint.sealed:
+            return self.checkpoint.folder
+        return self.spill.path
+
+    def _kept(self) -> str:
         cp = self.checkpoint
-        kept = ("a run with --checkpoint keeps its finished levels and goes on with --resume RUN_DIR"
+        return ("a run with --checkpoint keeps its finished levels and goes on with --resume RUN_DIR"
                 if cp is None else "its finished levels are kept: go on with --resume RUN_DIR"
                 if cp.sealed else f"levels are kept from the first of {self.options.checkpoint_from:,} "
                                   f"states (with --checkpoint from level 0), and none was yet")
-        return f"raise it (--max-memory SIZE, or none); {kept}"
+
+    def _memory_advice(self) -> str:
+        return f"raise it (--max-memory SIZE, or none); {self._kept()}"
+
+    def _disk_advice(self) -> str:
+        return f"free space there, or lower it (--min-free-disk SIZE, or none); {self._kept()}"
 
     def _log(self) -> LevelLog:
         # (a level's log past spill_states entries goes to disk a block of that many at a time)
@@ -867,7 +921,7 @@ class Search:
             self._deadlocks_among(level, ((state, fp) for state, _, fp in chunk))
             if self.stopped:
                 return
-            self._check_memory(level)
+            self._check_limits(level)
 
     def _deadlocks_among(self, level: int, states: Iterable[tuple]) -> None:
         """A deadlock for each (state, fingerprint) whose state has no successor."""
@@ -919,7 +973,7 @@ class Search:
                 if self.stopped:
                     break
                 done += len(chunk)
-                self._check_memory(level)
+                self._check_limits(level)
                 self._maybe_progress(level, len(frontier) - done + len(next_frontier))
             if next_frontier.keep and next_frontier:
                 self._level_done(level + 1, next_frontier)

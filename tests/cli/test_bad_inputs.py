@@ -66,6 +66,8 @@ OPTIONS = {
     "--engine nope": (["--engine", "nope"], "--engine"),
     "--max-memory 0": (["--max-memory", "0G"], "--max-memory"),
     "--max-memory without unit": (["--max-memory", "12X"], "--max-memory"),
+    "--min-free-disk 0": (["--min-free-disk", "0M"], "--min-free-disk"),
+    "--min-free-disk without unit": (["--min-free-disk", "1000"], "--min-free-disk"),
     "--master without spark": (["--master", "local[2]"], "--engine spark"),
     "--partitions 0": (["--engine", "spark", "--partitions", "0"], "--partitions"),
     "--resume of nothing": (["--engine", "spark", "--resume", "/nonexistent/run"], "--resume"),

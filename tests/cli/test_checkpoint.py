@@ -2,11 +2,15 @@
 checker/search/checkpoint.py); stopped after any level, by the test hook,
 by --max-memory or by Ctrl-C in the middle of a level, `--resume RUN_DIR`
 ends with exactly the counts, witnesses and shortest counterexamples of a
-run that was never interrupted. Bad resumes are one line and exit 2."""
+run that was never interrupted. Bad resumes are one line and exit 2. So is
+a disk too small for the run (--min-free-disk, or full in the middle of a
+write), and the run resumes once there is room."""
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from checker.front.cli import STOP_AFTER_ENV, cli
+from checker.search import checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 TWOPHASE = ROOT / "specs" / "toy-twophase.toml"
@@ -311,3 +316,81 @@ def test_a_killed_runs_spill_folder_goes_on_resume(tmp_path):
     (stale / "frontier-1").write_bytes(b"half a level")
     r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--resume", run, "-q", env={STOP_AFTER_ENV: "5"})
     assert r.exit_code == 130 and not stale.exists() and (run / "levels" / "checkpoint.json").is_file()
+
+
+# ---- a disk too small: --min-free-disk, and a disk full in the middle of a write ----
+#
+# A run that would fill its disk stops first (exit 2) with its finished
+# levels kept; a disk that fills anyway (ENOSPC mid-write) is one `kmc:
+# error:` line, not a traceback; either way --resume, once there is room,
+# ends with the answers of a run that never stopped. The small disk is
+# simulated: shutil.disk_usage answers as a disk of `capacity` bytes holding
+# only the test's files.
+def small_disk(monkeypatch, root: Path, capacity: int) -> None:
+    real = shutil.disk_usage
+
+    def usage(path):
+        used = sum(f.stat().st_size for f in root.rglob("*") if f.is_file())
+        total = real(path).total
+        return type(real(path))(total, used, max(0, capacity - used))
+    monkeypatch.setattr(shutil, "disk_usage", usage)
+
+
+@pytest.mark.parametrize("spec,args,capacity", [
+    (TWOPHASE, ["--set", "RMCount=5", "--engine", "local"], 96 << 10),
+    (KIP966, ["--depth", "10", "--engine", "auto"], 6 << 20),   # saved level 8, then parallel
+])
+def test_a_small_disk_stops_the_run_before_it_is_full(tmp_path, monkeypatch, spec, args, capacity):
+    plain = kmc("check", spec, *args, "--no-checkpoint", "--out", tmp_path / "plain", "--json", "-q")
+    assert plain.exit_code == 0, plain.stderr
+    out = tmp_path / "ck"
+    with monkeypatch.context() as m:
+        small_disk(m, tmp_path, capacity)
+        r = kmc("check", spec, *args, "--checkpoint", "--min-free-disk", "16K", "--out", out, "-q")
+    assert r.exit_code == 2, r.stderr
+    error = r.stderr.strip().splitlines()[-1]
+    assert error.startswith("kmc: error: disk limit reached at level ") and "--min-free-disk" in error
+    assert "would take about" in error   # stopped between levels, on the next level's estimate
+    run = the_run(out)
+    assert f"--resume {run}" in r.stderr and "Traceback" not in r.stderr
+    done = kmc("check", spec, *args, "--resume", run, "--json", "-q")
+    assert done.exit_code == 0, done.stderr
+    a, b = summary_of(plain), summary_of(done)
+    assert {k: a[k] for k in SAME} == {k: b[k] for k in SAME}
+
+
+def test_a_disk_full_in_the_middle_of_a_write_is_one_line_and_resumable(tmp_path, monkeypatch):
+    plain = kmc("check", TWOPHASE, "--set", "RMCount=5", "--engine", "local", "--no-checkpoint",
+                "--out", tmp_path / "plain", "--json", "-q")
+    real, calls = checkpoint._write_bytes, []
+
+    def write_bytes(path, data):
+        calls.append(path)
+        if len(calls) == 13:   # level 6's counters: half-way through the levels
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, data)
+    out = tmp_path / "ck"
+    with monkeypatch.context() as m:
+        m.setattr(checkpoint, "_write_bytes", write_bytes)
+        r = kmc("check", TWOPHASE, "--set", "RMCount=5", "--engine", "local", "--checkpoint",
+                "--out", out, "-q")
+    assert r.exit_code == 2 and "Traceback" not in r.stderr, r.stderr
+    run = the_run(out)
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1] == (f"kmc: error: no space left on the disk of {run.parent}: free space there, "
+                         f"then resume (above) (--min-free-disk stops a run before the disk is full)")
+    assert f"--resume {run}" in lines[-2]
+    assert not [p for p in (run / "levels").iterdir() if p.name.endswith(".tmp")]  # no partial file
+    done = kmc("check", TWOPHASE, "--set", "RMCount=5", "--resume", run, "--json", "-q")
+    assert done.exit_code == 0, done.stderr
+    a, b = summary_of(plain), summary_of(done)
+    assert {k: a[k] for k in SAME} == {k: b[k] for k in SAME}
+
+
+def test_a_small_run_on_a_full_disk_writes_nothing_and_is_not_stopped(tmp_path, monkeypatch):
+    """The guard looks only at a disk the run writes to: a check that keeps
+    nothing on disk (below 50,000 states a level) finishes on a full disk."""
+    small_disk(monkeypatch, tmp_path, 0)
+    r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--out", tmp_path / "out", "--json", "-q")
+    assert r.exit_code == 0, r.stderr
+    assert summary_of(r)["distinct"] == 1568

@@ -72,6 +72,21 @@ def test_one_step_and_finished_in_with_set_up(tmp_path):
     assert re.search(r"Finished in \d+\.\d\ds \(\d+\.\d\ds set-up, \d+\.\d\ds search\)", r.stdout)
 
 
+def test_finished_in_of_a_resumed_run_counts_its_earlier_search():
+    """A resumed run's search time includes the runs before it: no negative
+    set-up time."""
+    from checker.front.spec import load_spec
+    from checker.output.console import report_text
+    from checker.search.engine import CheckOptions, check
+    spec = load_spec(DIEHARD, {}, depth=1)
+    model, properties = spec.build()
+    result = check(model, properties, CheckOptions(max_depth=1))
+    result.wall_time = 100.0   # as after a resume: the earlier runs' 99.5 s and this one's
+    text = report_text(spec, result, None, total_s=0.5)
+    assert "Finished in 0.50s here (100.00s of search in all, with the runs resumed)" in text
+    assert "-" not in text.split("Finished in", 1)[1].split(":")[0]
+
+
 def test_shell_completion_script():
     kmc = Path(sys.executable).with_name("kmc")
     out = subprocess.run([str(kmc)], env={**os.environ, "_KMC_COMPLETE": "bash_source"},

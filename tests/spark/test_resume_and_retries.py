@@ -54,6 +54,34 @@ def _seen_runs(run_dir) -> dict:
     return {str(p.relative_to(run_dir)): p.read_bytes() for p in (run_dir / "levels").glob("level-*/seen/*.run")}
 
 
+def test_a_small_disk_stops_the_run_between_levels_and_it_resumes(spark, tmp_path, monkeypatch):
+    """--min-free-disk: the driver stops after a committed level whose
+    growth, repeated, would leave the disk less than the reserve (the disk
+    simulated: 160 KiB holding only the levels, about 9 of them)."""
+    import shutil
+    from checker.search.engine import DiskLimitError
+    real = shutil.disk_usage
+
+    def usage(path):
+        used = sum(f.stat().st_size for f in (run_dir / "levels").rglob("*") if f.is_file())
+        return type(real(path))(real(path).total, used, max(0, (160 << 10) - used))
+    run_dir = tmp_path / "run"
+    with monkeypatch.context() as m:
+        m.setattr(shutil, "disk_usage", usage)
+        with pytest.raises(DiskLimitError) as stopped:
+            check_spark(KRAFT_D12, CheckOptions(max_depth=12, min_free_disk=16 << 10),
+                        master=LOCAL_MASTER, run_dir=run_dir, small_level=SMALL_LEVEL)
+    message = stopped.value.one_line()
+    assert stopped.value.exit_code == 2 and "would take about" in message
+    assert f"go on with --resume {run_dir}" in message
+    done = levels.committed_levels(run_dir)
+    assert done[-1] == 9
+    options = CheckOptions(max_depth=12)
+    assert_same(local_result(KRAFT_D12, options),
+                check_spark(KRAFT_D12, options, master=LOCAL_MASTER, resume=run_dir,
+                            small_level=SMALL_LEVEL))
+
+
 def test_a_run_folder_of_the_old_format_is_refused(spark, tmp_path):
     """Format 2 kept a seen blob per partition in the level files; its run
     folders are refused on resume, in one line."""

@@ -40,6 +40,7 @@ way, so are the answers; level_times records where each level ran.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import shutil
@@ -57,7 +58,8 @@ from checker.search import registry
 from checker.search import codec
 from checker.search.encoding import encode, encode_state
 from checker.search.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
-                            check_memory, collision_probability, peak_memory_kb, resolve_view)
+                            DiskLimitError, check_disk, check_memory, collision_probability,
+                            peak_memory_kb, resolve_view)
 from checker.search.errors import EngineEvaluationError, KmcError, SpecError, Terminated
 from checker.search.spark import levels, seen as seenruns, session as sparksession, tasks
 from checker.search.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
@@ -396,7 +398,10 @@ class SparkSearch:
             if _SigintWatch.seen is not None:  # a Ctrl-C or kill broke the gateway call: that it is
                 raise _SigintWatch.seen() from None
             log = sparksession.log_path()
-            raise SparkJobError(f"Spark job failed while {what}: {_one_line(_python_error_line(str(e)))}"
+            line = _one_line(_python_error_line(str(e)))
+            if f"[Errno {errno.ENOSPC}]" in line or f"[Errno {errno.EDQUOT}]" in line:
+                raise self._disk_full(f"while {what} (a task's write)") from None
+            raise SparkJobError(f"Spark job failed while {what}: {line}"
                                 + (f" (Spark's log: {log})" if log else "")) from None
 
     def _read(self, level_path: Path, fn):
@@ -783,9 +788,32 @@ class SparkSearch:
                 return self._run()
         except (SparkUnavailableError, ExecutorSetupError) as e:
             raise self._failed_start(e) from None
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            raise self._disk_full("") from None
         finally:
             if self._starter is not None:  # stopped before the executors were awaited
                 sys.setswitchinterval(self._switch_interval)
+
+    def _disk_full(self, when: str) -> DiskLimitError:
+        kept = (f"the finished levels are kept: go on with --resume {self.run_dir}"
+                if levels.committed_levels(self.run_dir) else "then run again")
+        return DiskLimitError(f"no space left on the disk of {self.run_dir}"
+                              + (f" {when}" if when else "") + f": free space there; {kept} "
+                              f"(--min-free-disk stops a run before the disk is full)")
+
+    def _check_disk(self, totals: _Totals, level: int) -> None:
+        """--min-free-disk, between levels: the next level's files, if it grows
+        as `level` did, must leave the disk of the run folder its reserve."""
+        d = totals.per_level_distinct
+        final = levels.level_dir(self.run_dir, level)
+        written = sum(f.stat().st_size for f in final.rglob("*") if f.is_file())
+        need = int(written * d[level] / d[level - 1]) if 0 < level < len(d) and d[level - 1] else 0
+        check_disk(self.options.min_free_disk, final, level, sum(d),
+                   f"free space there, or lower it (--min-free-disk SIZE, or none); the finished "
+                   f"levels are kept: go on with --resume {self.run_dir}",
+                   need=need, why=f"level {level + 1} would take")
 
     def _failed_start(self, e: KmcError) -> KmcError:
         """Spark did not start. A new run's folder goes unless the driver
@@ -839,6 +867,7 @@ class SparkSearch:
             check_memory(self.options.max_memory, L + 1, sum(totals.per_level_distinct),
                          f"the finished levels are kept: go on with --resume {self.run_dir} "
                          f"and a higher --max-memory (or none)")
+            self._check_disk(totals, L + 1)
         result = self._result(totals)  # (Spark still starting: traces looked up in the driver)
         try:
             self._await_spark()  # a master asked for that does not work is an error all the same
