@@ -1,6 +1,6 @@
 """What every `kmc` command shares: the command group class that turns every
 error into one `kmc: error:` line and its exit code, the option types
-(--depth, --max-memory) and the progress line."""
+(--depth, --max-memory, --min-free-disk) and the progress line."""
 from __future__ import annotations
 
 import errno

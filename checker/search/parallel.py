@@ -413,7 +413,7 @@ class _Workers:
             try:
                 for w in range(n):
                     recv, send = ctx.Pipe(duplex=False)
-                    p = ctx.Process(target=_level_worker, args=(search, chunks, w, n, keep, send),
+                    p = ctx.Process(target=_level_worker, args=(search, chunks, w, n, keep, send, recv),
                                     name=f"kmc-worker-{w}", daemon=True)
                     p.start()
                     send.close()
@@ -462,7 +462,7 @@ def expand_one(ctx, chunk, seen) -> ChunkResult:
     return expand_chunk(ctx, chunk, seen)
 
 
-def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool, conn) -> None:
+def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool, conn, recv) -> None:
     """In a forked child: expand chunks w, w + n, ... against the inherited
     seen set (growing with what this worker finds); states of the entries
     that hold only their parts are rebuilt first. Sends per chunk ("ok",
@@ -471,6 +471,7 @@ def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles ^C and stops the workers
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: a worker just goes)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)   # (blocked by the parent's fork)
+    recv.close()   # the parent's end: with it gone, a write here fails rather than blocking forever
     code = 0
     sender = _Sender(conn)
     try:
@@ -495,8 +496,8 @@ def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool
             new = [(None, e[1] if keep else None, e[2], e[3], e[4]) for e in res.new]
             sender.send(("ok", new, res.violations, res.witnesses, res.deadlocks,
                          Counter(res.action_names), res.stopped))
-            if res.stopped:
-                return  # the parent stops at or before this chunk's end
+            if res.stopped or sender.gone:
+                return  # the parent stops at or before this chunk's end (or is gone)
     except BaseException as e:  # noqa: BLE001 - a bug of the model: one line in the parent
         code = 1
         try:
@@ -520,6 +521,7 @@ class _Sender:
         import queue
         import threading
         self.conn = conn
+        self.gone = False
         self.queue: "queue.SimpleQueue" = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -532,6 +534,7 @@ class _Sender:
             try:
                 self.conn.send_bytes(data)
             except (OSError, ValueError):
+                self.gone = True
                 return   # the parent is gone or stopped this level
 
     def send(self, msg) -> None:

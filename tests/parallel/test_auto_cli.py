@@ -1,7 +1,8 @@
 """`kmc check` (engine auto by default): a small check stays one plain
 local-engine process; a big one says where each level ran; a worker that
 dies is one `kmc: error:` line (exit 3), never a hang; ^C leaves no results,
-no temp folder and no worker behind."""
+no temp folder and no worker behind, and the workers of a run killed
+outright (SIGKILL) exit on their own."""
 from __future__ import annotations
 
 import json
@@ -137,3 +138,35 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path):
     alive = [w for w in workers if Path(f"/proc/{w}").exists()
              and Path(f"/proc/{w}/stat").read_text().split()[2] != "Z"]
     assert not alive, f"workers left running: {alive}"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_workers_of_a_killed_run_go_too(tmp_path):
+    """SIGKILL (the OOM killer, kill -9) gives the parent no chance to stop
+    its workers: each then finds its result pipe without a reader and exits,
+    rather than blocking on it forever (it holds no copy of the read end)."""
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "KMC_AUTO_THRESHOLD": "300",
+           "KMC_AUTO_WORKERS": "2"}
+    p = subprocess.Popen([sys.executable, "-m", "checker.front.cli", "check", "specs/kraft-kip966-reference.toml",
+                          "--depth", "11", "--no-checkpoint", "-q", "--out", str(tmp_path / "res")],
+                         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL)
+    workers: set = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(workers) < 2:
+        workers |= _children(p.pid)
+        time.sleep(0.02)
+    assert len(workers) >= 2, "the run did not go parallel"
+    time.sleep(0.3)
+    p.kill()
+    p.wait(timeout=10)
+    deadline = time.monotonic() + 30
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.1)
+        alive = [w for w in workers if Path(f"/proc/{w}").exists()
+                 and Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    for w in alive:
+        os.kill(w, signal.SIGKILL)
+    assert not alive, f"workers of the killed run left running: {alive}"
