@@ -76,7 +76,7 @@ def cli(ctx: click.Context) -> None:
               help="Stop (exit 2) when the search's resident memory passes SIZE (8G, 500M); "
                    "default: 85% of the machine's memory; 'none': no limit.")
 @click.option("--min-free-disk", "min_free_disk", type=SizeType("--min-free-disk"), default=MIN_FREE_DISK,
-              metavar="SIZE|none", show_default="1G",
+              metavar="SIZE|none", show_default="128M",
               help="Stop (exit 2, finished levels kept) before the disk the run keeps its levels "
                    "and spilled frontiers on has less than SIZE free, or would have once the next "
                    "level is written as the last one grew; 'none': no limit.")

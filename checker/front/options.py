@@ -92,7 +92,10 @@ class DepthType(click.ParamType):
 DEFAULT_MEMORY = object()  # --max-memory not given: default_max_memory()
 
 
-MIN_FREE_DISK = 1 << 30    # --min-free-disk not given
+# --min-free-disk not given: room for the results and other programs once the
+# next level is written (the guard also counts that level); small enough
+# not to stop a run on a disk with a few hundred MB free
+MIN_FREE_DISK = 128 << 20
 
 
 class SizeType(click.ParamType):

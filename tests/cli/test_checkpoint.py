@@ -394,3 +394,11 @@ def test_a_small_run_on_a_full_disk_writes_nothing_and_is_not_stopped(tmp_path, 
     r = kmc("check", TWOPHASE, "--set", "RMCount=4", "--out", tmp_path / "out", "--json", "-q")
     assert r.exit_code == 0, r.stderr
     assert summary_of(r)["distinct"] == 1568
+
+
+def test_the_default_reserve_is_128_mib(tmp_path, monkeypatch):
+    small_disk(monkeypatch, tmp_path, 120 << 20)
+    r = kmc("check", TWOPHASE, "--set", "RMCount=5", "--checkpoint", "--out", tmp_path / "ck", "-q")
+    assert r.exit_code == 2, r.stderr
+    error = r.stderr.strip().splitlines()[-1]
+    assert error.startswith("kmc: error: disk limit reached at level 0 ") and "kmc keeps 128 MiB free" in error
