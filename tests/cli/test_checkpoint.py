@@ -163,13 +163,20 @@ def test_max_memory_stop_is_resumable(tmp_path):
     assert done.exit_code == 0 and summary_of(done)["distinct"] == 8832
 
 
+def sigint_default() -> None:
+    """In the child: SIGINT as a terminal gives it, even when these tests run
+    in the background (a shell's `&` job ignores SIGINT, and so would kmc)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_in_the_middle_of_a_level_keeps_the_last_finished_one(tmp_path):
     """SIGINT while level 8 or 9 of the KIP-966 reference runs: exit 130, the
     way to go on said, and the resumed run ends with TLC's count."""
     out = tmp_path / "ck"
     cmd = [sys.executable, "-m", "checker.front.cli", "check", str(KIP966), "--depth", "9",
            "--engine", "local", "--checkpoint", "--out", str(out), "-q"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=sigint_default)
     deadline = time.time() + 120
     manifest = None
     while time.time() < deadline and proc.poll() is None:

@@ -120,7 +120,10 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "checker.front.cli", "check", "specs/kraft-kip966-reference.toml",
                           "--depth", "10",
                           "--out", str(tmp_path / "res")], cwd=ROOT, env=env, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                         # SIGINT as a terminal gives it, even to a test run in the background
+                         # (a shell's `&` job ignores SIGINT, and so would kmc)
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     workers: set = set()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(workers) < 2:
