@@ -111,19 +111,15 @@ def _children(pid: int) -> set:
     return out
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
-def test_ctrl_c_leaves_nothing_behind(tmp_path):
+def _parallel_run(tmp_path, args: list, **popen) -> tuple:
+    """kmc check of the kip966 reference with `args`, until its two forked
+    workers run (and a moment more): (the process, the workers' pids)."""
     (tmp_path / "tmp").mkdir()
     env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "KMC_AUTO_THRESHOLD": "300",
            "KMC_AUTO_WORKERS": "2"}
-    # the reference configuration to depth 10: several seconds on the workers
-    p = subprocess.Popen([sys.executable, "-m", "checker.front.cli", "check", "specs/kraft-kip966-reference.toml",
-                          "--depth", "10",
-                          "--out", str(tmp_path / "res")], cwd=ROOT, env=env, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                         # SIGINT as a terminal gives it, even to a test run in the background
-                         # (a shell's `&` job ignores SIGINT, and so would kmc)
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    p = subprocess.Popen([sys.executable, "-m", "checker.front.cli", "check",
+                          "specs/kraft-kip966-reference.toml", *args, "--out", str(tmp_path / "res")],
+                         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, **popen)
     workers: set = set()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(workers) < 2:
@@ -131,6 +127,22 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path):
         time.sleep(0.02)
     assert len(workers) >= 2, "the run did not go parallel"
     time.sleep(0.3)
+    return p, workers
+
+
+def _alive(pids) -> list:
+    return [w for w in pids if Path(f"/proc/{w}").exists()
+            and Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_ctrl_c_leaves_nothing_behind(tmp_path):
+    # the reference configuration to depth 10: several seconds on the workers
+    p, workers = _parallel_run(tmp_path, ["--depth", "10"], text=True, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE,
+                               # SIGINT as a terminal gives it, even to a test run in the
+                               # background (a shell's `&` job ignores SIGINT, and so would kmc)
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
@@ -138,8 +150,7 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path):
     assert not (tmp_path / "res").exists() or not any((tmp_path / "res").rglob("summary.json"))
     assert not list((tmp_path / "tmp").iterdir())
     time.sleep(0.2)
-    alive = [w for w in workers if Path(f"/proc/{w}").exists()
-             and Path(f"/proc/{w}/stat").read_text().split()[2] != "Z"]
+    alive = _alive(workers)
     assert not alive, f"workers left running: {alive}"
 
 
@@ -148,28 +159,15 @@ def test_workers_of_a_killed_run_go_too(tmp_path):
     """SIGKILL (the OOM killer, kill -9) gives the parent no chance to stop
     its workers: each then finds its result pipe without a reader and exits,
     rather than blocking on it forever (it holds no copy of the read end)."""
-    (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "KMC_AUTO_THRESHOLD": "300",
-           "KMC_AUTO_WORKERS": "2"}
-    p = subprocess.Popen([sys.executable, "-m", "checker.front.cli", "check", "specs/kraft-kip966-reference.toml",
-                          "--depth", "11", "--no-checkpoint", "-q", "--out", str(tmp_path / "res")],
-                         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         stdin=subprocess.DEVNULL)
-    workers: set = set()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(workers) < 2:
-        workers |= _children(p.pid)
-        time.sleep(0.02)
-    assert len(workers) >= 2, "the run did not go parallel"
-    time.sleep(0.3)
+    p, workers = _parallel_run(tmp_path, ["--depth", "11", "--no-checkpoint", "-q"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     p.kill()
     p.wait(timeout=10)
     deadline = time.monotonic() + 30
-    alive = workers
+    alive = _alive(workers)
     while alive and time.monotonic() < deadline:
         time.sleep(0.1)
-        alive = [w for w in workers if Path(f"/proc/{w}").exists()
-                 and Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+        alive = _alive(workers)
     for w in alive:
         os.kill(w, signal.SIGKILL)
     assert not alive, f"workers of the killed run left running: {alive}"
