@@ -7,7 +7,6 @@ stderr, `kmc: error: ...`, without a stack trace.
 """
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -29,7 +28,7 @@ from checker.search import registry
 from checker.search.engine import CheckOptions, CheckResult, DiskLimitError, check as run_check
 from checker.search.checkpoint import MANIFEST
 from checker.search.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
-from checker.search.files import new_run_id
+from checker.search.files import disk_full, new_run_id
 from model.base import ModelConfigError
 
 STOP_AFTER_ENV = "KMC_STOP_AFTER_LEVEL"  # stop after this finished level (tests)
@@ -251,7 +250,7 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
             shutil.rmtree(run_dir, ignore_errors=True)
             if made_spec_dir:
                 shutil.rmtree(run_dir.parent, ignore_errors=True)
-        if isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT):
+        if disk_full(e):
             raise DiskLimitError(f"no space left on the disk of {run_dir.parent}: free space there"
                                  + (", then resume (above)" if kept else ", then run again")
                                  + " (--min-free-disk stops a run before the disk is full)") from None

@@ -3,7 +3,6 @@ error into one `kmc: error:` line and its exit code, the option types
 (--depth, --max-memory, --min-free-disk) and the progress line."""
 from __future__ import annotations
 
-import errno
 import re
 import sys
 
@@ -11,6 +10,7 @@ import click
 
 from checker.front.spec import UNSET
 from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, KmcError, Terminated
+from checker.search.files import disk_full
 from model.base import ModelConfigError
 
 EXIT_INTERRUPTED = 130
@@ -56,7 +56,7 @@ class KmcGroup(click.Group):
             where = f" ({e.filename})" if e.filename else ""
             _err(f"{e.strerror or e}{where}" + ("; free space on the disk of the results (--out) "
                                                  "and of the temporary folder (TMPDIR), then run again"
-                                                 if e.errno in (errno.ENOSPC, errno.EDQUOT) else ""))
+                                                 if disk_full(e) else ""))
             rv = EXIT_BAD_INPUT
         except (KeyboardInterrupt, click.exceptions.Abort) as e:
             # (click turns a KeyboardInterrupt into Abort, the interrupt as its cause)

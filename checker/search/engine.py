@@ -236,19 +236,22 @@ class DiskLimitError(KmcError):
 
 
 def check_disk(limit: int | None, folder, level: int, distinct: int, advice: str | Callable[[], str],
-               need: int = 0, why: str = "") -> None:
+               written: int = 0, per_level: Sequence[int] = ()) -> None:
     """Raise DiskLimitError when the filesystem of `folder` has less than
-    `limit` bytes free (None: no limit), or would have once `need` more bytes
-    are written (`why` says what they are for); `advice` ends the message."""
+    `limit` bytes free (None: no limit), or would have once level + 1 is
+    written, if it grows as `level` did (`written` bytes; per_level: the
+    distinct states of each level); `advice` ends the message."""
     if limit is None:
         return
+    d = per_level
+    need = int(written * d[level] / d[level - 1]) if 0 < level < len(d) and d[level - 1] else 0
     try:
         free = shutil.disk_usage(folder).free
     except OSError:
         return  # the folder is not there (yet): nothing written to guard
     if free - need >= limit:
         return
-    short = (f"{format_size(free)} free, and {why} about {format_size(need)}" if need
+    short = (f"{format_size(free)} free, and level {level + 1} would take about {format_size(need)}" if need
              else f"only {format_size(free)} free")
     raise DiskLimitError(f"disk limit reached at level {level} after {distinct:,} distinct states: "
                          f"the disk of {folder} has {short}; kmc keeps {format_size(limit)} free "
@@ -779,13 +782,9 @@ class Search:
         if not self.checkpoint.sealed and len(frontier) < self.options.checkpoint_from:
             return
         written = self.checkpoint.save(self, level, frontier)
-        # the next level's files, if it grows as this one did, must leave the disk its reserve
-        d = self.per_level_distinct
-        if 0 < level < len(d) and d[level - 1] and (self.options.max_depth is None
-                                                    or level + 1 < self.options.max_depth):
+        if self.options.max_depth is None or level + 1 < self.options.max_depth:  # (the bound's is not saved)
             check_disk(self.options.min_free_disk, self.checkpoint.folder, level, len(self.seen),
-                       self._disk_advice, need=int(written * d[level] / d[level - 1]),
-                       why=f"level {level + 1} would take")
+                       self._disk_advice, written, self.per_level_distinct)
         if self.options.stop_after_level is not None and level >= self.options.stop_after_level:
             raise RunStopped(f"stopped after level {level} as asked; every finished level is in "
                              f"{self.checkpoint.folder}: resume it")

@@ -9,6 +9,7 @@ file is refused in one line, not resumed from).
 """
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from datetime import datetime, timezone
@@ -39,6 +40,14 @@ def write_atomic(path: Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def disk_full(e: BaseException) -> bool:
+    """A write failed for want of space (or of quota)."""
+    return isinstance(e, OSError) and e.errno in DISK_FULL
 
 
 def new_run_id() -> str:

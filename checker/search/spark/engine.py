@@ -40,7 +40,6 @@ way, so are the answers; level_times records where each level ran.
 from __future__ import annotations
 
 import dataclasses
-import errno
 import json
 import os
 import shutil
@@ -61,6 +60,7 @@ from checker.search.engine import (DEADLOCK, replay, CheckOptions, CheckResult, 
                             DiskLimitError, check_disk, check_memory, collision_probability,
                             peak_memory_kb, resolve_view)
 from checker.search.errors import EngineEvaluationError, KmcError, SpecError, Terminated
+from checker.search.files import DISK_FULL, disk_full
 from checker.search.spark import levels, seen as seenruns, session as sparksession, tasks
 from checker.search.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
                                   SparkJobError, SparkUnavailableError)
@@ -399,7 +399,7 @@ class SparkSearch:
                 raise _SigintWatch.seen() from None
             log = sparksession.log_path()
             line = _one_line(_python_error_line(str(e)))
-            if f"[Errno {errno.ENOSPC}]" in line or f"[Errno {errno.EDQUOT}]" in line:
+            if any(f"[Errno {n}]" in line for n in DISK_FULL):   # a task's OSError, as text
                 raise self._disk_full(f"while {what} (a task's write)") from None
             raise SparkJobError(f"Spark job failed while {what}: {line}"
                                 + (f" (Spark's log: {log})" if log else "")) from None
@@ -789,7 +789,7 @@ class SparkSearch:
         except (SparkUnavailableError, ExecutorSetupError) as e:
             raise self._failed_start(e) from None
         except OSError as e:
-            if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            if not disk_full(e):
                 raise
             raise self._disk_full("") from None
         finally:
@@ -806,14 +806,12 @@ class SparkSearch:
     def _check_disk(self, totals: _Totals, level: int) -> None:
         """--min-free-disk, between levels: the next level's files, if it grows
         as `level` did, must leave the disk of the run folder its reserve."""
-        d = totals.per_level_distinct
         final = levels.level_dir(self.run_dir, level)
         written = sum(f.stat().st_size for f in final.rglob("*") if f.is_file())
-        need = int(written * d[level] / d[level - 1]) if 0 < level < len(d) and d[level - 1] else 0
-        check_disk(self.options.min_free_disk, final, level, sum(d),
+        check_disk(self.options.min_free_disk, final, level, sum(totals.per_level_distinct),
                    f"free space there, or lower it (--min-free-disk SIZE, or none); the finished "
                    f"levels are kept: go on with --resume {self.run_dir}",
-                   need=need, why=f"level {level + 1} would take")
+                   written, totals.per_level_distinct)
 
     def _failed_start(self, e: KmcError) -> KmcError:
         """Spark did not start. A new run's folder goes unless the driver
