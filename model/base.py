@@ -52,10 +52,18 @@ class Property:
     # parent, checked before, shares the objects of the others. A model's
     # tests must show the list complete (e.g. by recording reads).
     reads: tuple[str, ...] | None = None
+    # An invariant that is a conjunction may also give its conjuncts, as
+    # (reads, predicate) parts whose conjunction is `predicate`: the engine
+    # then runs on a successor only the parts whose variables changed (the
+    # parent satisfied the others on the same objects). `predicate` still
+    # serves states without a checked parent (the initial ones).
+    parts: tuple[tuple[tuple[str, ...], Callable[[Any], bool]], ...] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in (ALWAYS, SOMETIMES):
             raise ValueError(f"property {self.name}: kind must be {ALWAYS!r} or {SOMETIMES!r}")
+        if self.parts is not None and self.kind != ALWAYS:
+            raise ValueError(f"property {self.name}: only an invariant ({ALWAYS!r}) has parts")
 
 
 @runtime_checkable

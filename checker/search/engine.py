@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from checker.search import native
 from checker.search.checkpoint import Checkpoint, RunStopped
+from checker.search.checks import EVERY_VARIABLE, Checks
 from checker.search.codec import StateDecoder
 from checker.search.encoding import (VariableEncoders, decode, encode_changed, encode_state,
                               fingerprint_function, parts_to_bytes, view_indices,
@@ -42,7 +43,6 @@ from model.base import ALWAYS, SOMETIMES, Action, EvaluationError, Model, Proper
 
 DEADLOCK = "Deadlock"          # the name a deadlock is reported under (TLC's wording)
 NO_ACTION = 0xFFFFFFFF         # action id of an initial state (no parent)
-EVERY_VARIABLE = -1            # a changed-variables mask with every bit set
 CHUNK_STATES = 2048            # frontier states per expand_chunk call (progress, early stop)
 # A frontier (or a level's parent pointers) of more states than this is packed
 # and spilled to disk (checker/search/frontier.py); smaller ones stay Python objects,
@@ -280,18 +280,6 @@ def resolve_view(model: Model, view: str | Sequence[str] | None) -> tuple[str, .
 
 # ---- the per-chunk work ----------------------------------------------------
 
-def read_masks(model, props) -> dict[str, int]:
-    """Per property, the bit mask of the variables it reads (bit i:
-    variable i; every bit when it does not say, Property.reads None)."""
-    index = {name: i for i, name in enumerate(model.variables)}
-    masks = {}
-    for p in props:
-        reads = getattr(p, "reads", None)
-        masks[p.name] = (EVERY_VARIABLE if reads is None or any(v not in index for v in reads)
-                         else sum(1 << index[v] for v in set(reads)))
-    return masks
-
-
 @dataclass
 class ExpandContext:
     """Everything expand_chunk needs besides the chunk."""
@@ -308,6 +296,8 @@ class ExpandContext:
     encoders: VariableEncoders | None = None
     # the view's part indices (None: every variable), for the compiled path
     select_indices: tuple | None = None
+    # the properties by the variables a step changed; built on first use
+    checks: Checks | None = None
 
     @classmethod
     def create(cls, model: Model, properties: Iterable[Property], fingerprint_bits: int = 64,
@@ -323,8 +313,10 @@ class ExpandContext:
                    check_deadlock=check_deadlock,
                    stop_on_violation=stop_on_violation)
 
-    def read_masks(self) -> dict[str, int]:
-        return read_masks(self.model, self.always + self.sometimes)
+    def property_checks(self) -> Checks:
+        if self.checks is None:
+            self.checks = Checks(self.model, self.always + self.sometimes)
+        return self.checks
 
     def entry(self, state) -> tuple:
         """A frontier entry (state, per-variable encodings, fingerprint)."""
@@ -384,11 +376,12 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
     # in one call (None: seen); TypeError sends a successor down the Python path
     successor = native._native.successor if native.ENABLED else None
     indices = ctx.select_indices
-    # a property is checked on a new state only when a variable it reads
-    # changed (its parent, which satisfied it, shares the others' objects)
-    masks = ctx.read_masks()
-    always = [(p.name, p.predicate, masks[p.name]) for p in ctx.always]
-    pending = [(p.name, p.predicate, masks[p.name]) for p in ctx.sometimes]
+    # a property (or part of one) is checked on a new state only when a
+    # variable it reads changed (its parent, which satisfied it, shares the
+    # others' objects)
+    checks = ctx.property_checks()
+    always_for = checks.always_for
+    pending = checks.pending(ctx.sometimes)
     check_deadlock = ctx.check_deadlock
     stop = ctx.stop_on_violation
 
@@ -427,8 +420,8 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
                 changed_append(changed)
                 bad = False
                 checking = True
-                for name, pred, reads in always:
-                    if changed & reads and not pred(succ):
+                for name, pred in always_for(changed):
+                    if not pred(succ) and (name, index) not in violations[-1:]:
                         violations.append((name, index))
                         bad = True
                 if pending:

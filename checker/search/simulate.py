@@ -35,9 +35,10 @@ from typing import Any, Callable
 
 from checker.search import native
 from checker.search.encoding import VariableEncoders
-from checker.search.engine import DEADLOCK, ExpandContext, _python_successor, _summary, read_masks
+from checker.search.checks import Checks
+from checker.search.engine import DEADLOCK, ExpandContext, _python_successor, _summary
 from checker.search.errors import EngineEvaluationError, SpecError
-from model.base import ALWAYS, SOMETIMES, EvaluationError
+from model.base import SOMETIMES, EvaluationError
 
 DEFAULT_DEPTH = 100
 DEFAULT_WALKS = 1000
@@ -135,9 +136,9 @@ class Walker:
         self.cfg = cfg
         self.model, props = build(cfg.model, cfg.variant, cfg.constants)
         props = select_properties(props, list(cfg.properties))
-        masks = read_masks(self.model, props)
-        self.always = [(p.name, p.predicate, masks[p.name]) for p in props if p.kind == ALWAYS]
-        self.sometimes = [(p.name, p.predicate, masks[p.name]) for p in props if p.kind == SOMETIMES]
+        self.checks = Checks(self.model, props)
+        self.always = self.checks.always
+        self.sometimes = self.checks.pending(p for p in props if p.kind == SOMETIMES)
         self.ctx = ExpandContext.create(self.model, [], cfg.bits, cfg.view)
         self.ctx.encoders = VariableEncoders(len(self.model.variables))
         self.inits = [self.ctx.entry(s) for s in self.model.init_states()]
@@ -168,6 +169,7 @@ class Walker:
         if out is not None:
             out.visit(fp, 0, None)
         always, pending = self.always, list(self.sometimes)
+        always_for = self.checks.always_for
         try:
             for name, pred, _ in always:
                 if not pred(state):
@@ -217,8 +219,8 @@ class Walker:
             if out is not None:
                 out.visit(fp, d, action[0])
             try:
-                for name, pred, reads in always:
-                    if changed & reads and not pred(state):
+                for name, pred in always_for(changed):
+                    if not pred(state):
                         return name, d
                 if pending:
                     pending = self._witness(pending, state, changed, d, out)

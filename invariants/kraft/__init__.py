@@ -144,6 +144,10 @@ _READS = {
     "UncleanRecoveryLostData": ("ghost_reported",),
 }
 
+# Invariants checked by parts (Property.parts): a conjunct per variable, so
+# that a successor is checked in the variables its step changed only.
+_PARTS = {"TypeOK": validity.type_ok_parts}
+
 INVARIANT_NAMES = tuple(name for name, *_ in _INVARIANTS)
 WITNESS_NAMES = tuple(name for name, *_ in _WITNESSES)
 STORAGE_INVARIANT_NAMES = tuple(name for name, *_ in _STORAGE_INVARIANTS)
@@ -158,7 +162,8 @@ def _initial_leader_epoch(model) -> int:
 def kraft_properties(model) -> list[Property]:
     ctx = context_of(model)
     invariants = _INVARIANTS + (_STORAGE_INVARIANTS if ctx.storage else ())
-    props = [Property(name, ALWAYS, factory(ctx), doc, _READS[name])
+    props = [Property(name, ALWAYS, factory(ctx), doc, _READS[name],
+                      _PARTS[name](ctx) if name in _PARTS else None)
              for name, factory, doc, variants in invariants
              if variants is None or ctx.variant in variants]
     witnesses_ = _WITNESSES + (_STORAGE_WITNESSES if ctx.storage else ())

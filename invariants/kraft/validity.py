@@ -66,6 +66,20 @@ def _memoized(check):
 
 def type_ok(ctx: KraftContext):
     """TypeOK: every variable the reference types is in its type."""
+    parts = tuple(part for _, part in type_ok_parts(ctx))
+
+    def TypeOK(s) -> bool:
+        for part in parts:
+            if not part(s):
+                return False
+        return True
+
+    return TypeOK
+
+
+def type_ok_parts(ctx: KraftContext) -> tuple:
+    """TypeOK's conjuncts, one per variable, as Property.parts ((variable,),
+    predicate): the engine checks a successor's changed variables only."""
     n = ctx.broker_count
     brokers = frozenset(ctx.brokers)
     values = ctx.values
@@ -162,22 +176,15 @@ def type_ok(ctx: KraftContext):
         ("inv_pos_acked", values_ok),
         ("inv_neg_acked", values_ok),
     )
-    # each variable's memo inlined here (a call per variable costs as much as
-    # the lookups): most variables of a new state are its parent's objects
-    plan = tuple((KraftState._fields.index(name), check, Memo()) for name, check in checks)
+    return tuple(((name,), _variable_part(KraftState._fields.index(name), _memoized(check)))
+                 for name, check in checks)
 
-    def TypeOK(s) -> bool:
-        for index, check, memo in plan:
-            x = s[index]
-            if memo.get(id(x)) is not x:
-                if not check(x):
-                    return False
-                if len(memo) >= MEMO_LIMIT:
-                    memo.clear()
-                memo[id(x)] = x
-        return True
 
-    return TypeOK
+def _variable_part(index: int, check):
+    def part(s) -> bool:
+        return check(s[index])
+
+    return part
 
 
 def valid_broker_state(ctx: KraftContext):

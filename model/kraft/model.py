@@ -26,6 +26,7 @@ from model.kraft.state import (
 
 EMPTY = frozenset()
 _MSG_TYPES = tuple(MsgType)
+_IN_FLIGHT_LIMIT = 1 << 15  # sets of messages in flight remembered (as network.by_type does)
 
 
 class KraftModel:
@@ -141,6 +142,7 @@ class KraftModel:
         (name, fn(k, s, mt, out))."""
         self._gated = tuple((fn, gate) for _, fn, gate in broker_actions)
         self._plans: dict[tuple, tuple] = {}
+        self._in_flight: dict[frozenset, tuple] = {}
         broker_actions = [(name, fn) for name, fn, _ in broker_actions]
         global_actions = (("PerformPartitionReassignment", reassignment.perform_partition_reassignment),
                           ) + tuple(global_actions)
@@ -244,8 +246,16 @@ class KraftModel:
 
     def successors(self, state) -> list:
         out: list = []
-        mt = by_type(state.messages)
-        kinds = frozenset(t for t in self._msg_kinds if mt[t])
+        # few sets of messages in flight recur: their buckets and the kinds
+        # the gates look at are remembered by value (bounded)
+        found = self._in_flight.get(state.messages)
+        if found is None:
+            mt = by_type(state.messages)
+            if len(self._in_flight) >= _IN_FLIGHT_LIMIT:
+                self._in_flight.clear()
+            found = self._in_flight[state.messages] = (
+                mt, frozenset(t for t in self._msg_kinds if mt[t]))
+        mt, kinds = found
         budgets = self._budgets(state.aux_ctrs)
         plans = self._plans
         try:

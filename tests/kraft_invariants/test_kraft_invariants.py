@@ -259,6 +259,31 @@ def test_type_ok(k):
     assert k.holds(name, con_md(s, elr=frozenset({3}))) == (k.variant == "kip966")
 
 
+def test_type_ok_parts(k):
+    """TypeOK by parts (what the engines run on a successor: the parts of the
+    variables its step changed): one part per typed variable, reading only it,
+    whose conjunction is TypeOK; each ill-typed state fails the part of the
+    variable it changed, and only that one."""
+    prop = k.props["TypeOK"]
+    parts = {reads: pred for reads, pred in prop.parts}
+    assert all(len(reads) == 1 for reads in parts)
+    assert {v for (v,) in parts} == set(prop.reads)
+    s = k.init
+    bad = {
+        "con_unfenced": s._replace(con_unfenced=frozenset({4})),
+        "con_broker_reg": s._replace(con_broker_reg=s.con_broker_reg[:2]),
+        "partition_status": s._replace(partition_status=(Role.Leader, "Follower", None)),
+        "inv_neg_acked": s._replace(inv_neg_acked=frozenset({"C"})),
+        "con_partition_metadata": con_md(s, leader=7),
+        "broker_state": status_of(s, 1, "RUNNING"),
+    }
+    for variable, state in bad.items():
+        failed = {v for (v,), pred in parts.items() if not pred(state)}
+        assert failed == {variable}
+        assert not prop.predicate(state)
+    assert all(pred(s) for pred in parts.values()) and prop.predicate(s)
+
+
 def test_valid_broker_state(k):
     s = k.init._replace(broker_state=except_at(
         k.init.broker_state, 2, k.init.broker_state[1]._replace(registered=False)))

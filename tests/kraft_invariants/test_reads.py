@@ -52,7 +52,9 @@ def _recording_class(cls, log: set):
 def recorded_reads(variant, constants) -> tuple[dict, list]:
     """Every property checked on every state within LIMIT (the engine's BFS,
     each predicate wrapped to run on a recording copy of the state, with no
-    reads declared so that it runs on every state)."""
+    reads declared so that it runs on every state). An invariant with parts
+    (Property.parts) has each part recorded too, as "name#i", and the
+    states where the parts' conjunction disagreed with it under "name!"."""
     model, props = build("kraft", variant, constants)
     log: set = set()
     reads = defaultdict(set)
@@ -61,8 +63,16 @@ def recorded_reads(variant, constants) -> tuple[dict, list]:
     def recorder(p):
         def predicate(s):
             log.clear()
-            p.predicate(tuple.__new__(recording, s))
+            whole = p.predicate(tuple.__new__(recording, s))
             reads[p.name].update(log)
+            if p.parts:
+                conjunction = True
+                for i, (_, part) in enumerate(p.parts):
+                    log.clear()
+                    conjunction = part(tuple.__new__(recording, s)) and conjunction
+                    reads[f"{p.name}#{i}"].update(log)
+                if conjunction != whole:
+                    reads[f"{p.name}!"].add(s)
             return True  # keep going: every state, every property
 
         return Property(p.name, "always", predicate)
@@ -86,8 +96,9 @@ def recorded():
     declared = {}
     for variant, constants in CONFIGS:
         reads, props = recorded_reads(variant, constants)
+        for key, touched in reads.items():  # properties, and parts ("name#i", "name!")
+            union[key] |= touched
         for p in props:
-            union[p.name] |= reads[p.name]
             declared[p.name] = p.reads
     return union, declared
 
@@ -100,6 +111,26 @@ def test_every_read_is_declared_and_every_declared_read_happens(recorded):
     for name, reads in declared.items():
         assert reads is not None, f"{name} declares no reads"
         assert union[name] == set(reads), (name, sorted(union[name]), sorted(reads))
+
+
+def test_each_part_reads_what_it_declares_and_the_parts_make_the_whole(recorded):
+    """Property.parts: the engine runs on a successor only the parts whose
+    variables changed, so each part's declaration must be complete, and
+    their conjunction must be the property on every state (recorded over
+    every config)."""
+    union, declared = recorded
+    parts = recorded_parts()
+    assert list(parts) == ["TypeOK"]
+    for name, declarations in parts.items():
+        for i, reads in enumerate(declarations):
+            assert union[f"{name}#{i}"] == set(reads), (name, i)
+        assert not union[f"{name}!"], name
+
+
+def recorded_parts() -> dict:
+    """Per property with parts, each part's declared reads (any config's)."""
+    model, props = build("kraft", *CONFIGS[0])
+    return {p.name: [reads for reads, _ in p.parts] for p in props if p.parts}
 
 
 def test_an_under_declared_property_is_caught_by_the_check(recorded):

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from checker.search import codec
+from checker.search.checks import Checks
 from checker.search.engine import ExpandContext, expand_chunk
 from checker.search.spark import levels, tasks
-from model.base import EvaluationError
+from model.base import ALWAYS, EvaluationError, Property
 
 
 def _cfg(partitions: int = 2) -> tasks.TaskConfig:
@@ -58,18 +59,20 @@ def test_checks_at_the_bound_note_an_evaluation_error_instead_of_raising():
     def raises(state):
         raise EvaluationError("cannot evaluate")
 
-    every = -1  # properties that read every variable
-    w.always = [("Fine", lambda s: True, every), ("Raises", raises, every)]
+    def invariants(*named):  # reading every variable (reads None)
+        return Checks(w.model, [Property(name, ALWAYS, pred) for name, pred in named])
+
+    w.checks = invariants(("Fine", lambda s: True), ("Raises", raises))
     checks = tasks._NextChecks(w, ())
     checks.check(res.new, keys, res.changed)
     assert checks.failed and checks.violations == {}
-    w.always = [("Fine", lambda s: True, every), ("Never", lambda s: False, every)]
+    w.checks = invariants(("Fine", lambda s: True), ("Never", lambda s: False))
     checks = tasks._NextChecks(w, ())
     checks.check(res.new, keys, res.changed)
     assert not checks.failed
     assert checks.violations == {"Never": [keys[0], codec.fp_to_str(res.new[0][2])]}
     # a property reading no variable the step changed is not checked again
-    w.always = [("Never", lambda s: False, 0)]
+    w.checks = Checks(w.model, [Property("Never", ALWAYS, lambda s: False, reads=())])
     checks = tasks._NextChecks(w, ())
     checks.check(res.new, keys, res.changed)
     assert checks.violations == {}

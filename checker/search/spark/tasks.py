@@ -68,18 +68,18 @@ class Worker:
     """The model, properties, expansion context and decoder of one config."""
 
     def __init__(self, cfg: TaskConfig):
-        from checker.search.engine import ExpandContext, read_masks
+        from checker.search.checks import Checks
+        from checker.search.engine import ExpandContext
         from checker.search.registry import build, select_properties
-        from model.base import ALWAYS, SOMETIMES
+        from model.base import SOMETIMES
 
         self.model, props = build(cfg.model, cfg.variant, cfg.constants)
         props = select_properties(props, list(cfg.properties))
-        # (name, predicate, mask of the variables it reads): a state is
-        # checked only against the properties whose variables its witness
-        # step changed (the parent was checked), as the local engine does
-        masks = read_masks(self.model, props)
-        self.always = [(p.name, p.predicate, masks[p.name]) for p in props if p.kind == ALWAYS]
-        self.sometimes = [(p.name, p.predicate, masks[p.name]) for p in props if p.kind == SOMETIMES]
+        # a state is checked only against the properties (or their parts)
+        # whose variables its witness step changed (the parent was checked),
+        # as the local engine does
+        self.checks = Checks(self.model, props)
+        self.sometimes = self.checks.pending(p for p in props if p.kind == SOMETIMES)
         # expansion without properties (they are checked once per new state in
         # merge), through a model whose successors() ends at an EvaluationError
         self.guard = _GuardedModel(self.model)
@@ -318,7 +318,7 @@ class _NextChecks:
     def __init__(self, w: "Worker", pending: tuple):
         self.failed = False
         self.intern = w.decoder.intern
-        self.always = w.always
+        self.always_for = w.checks.always_for
         self.sometimes = [x for x in w.sometimes if x[0] in pending]
         self.violations: dict = {}
         self.witnesses: dict = {}
@@ -330,12 +330,11 @@ class _NextChecks:
         for (succ, sparts, sfp, _, _), key, changed in zip(new, keys, changes):
             state = None
             try:
-                for name, pred, reads in self.always:
-                    if changed & reads:
-                        if state is None:
-                            state = intern(sparts, succ)
-                        if not pred(state) and (name not in violations or key < violations[name][0]):
-                            violations[name] = [key, codec.fp_to_str(sfp)]
+                for name, pred in self.always_for(changed):
+                    if state is None:
+                        state = intern(sparts, succ)
+                    if not pred(state) and (name not in violations or key < violations[name][0]):
+                        violations[name] = [key, codec.fp_to_str(sfp)]
                 if sometimes:
                     for name, pred, reads in sometimes:
                         if changed & reads:
@@ -349,6 +348,10 @@ class _NextChecks:
 
 
 CHUNK = 256  # parents per expand_chunk call
+
+
+def _nothing(changed: int) -> tuple:
+    return ()
 
 
 class Abandoned(BaseException):
@@ -387,7 +390,8 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
         stats["parents"] = len(entries)
         task_seen = {e[1] for e in entries}  # the frontier is seen already
         child_key = codec.child_key
-        always = w.always if job.check else []
+        always = bool(job.check and w.checks.always)
+        always_for = w.checks.always_for if always else _nothing
         sometimes = [x for x in w.sometimes if x[0] in job.pending] if job.check else []
         violations, witnesses = stats["violations"], stats["witnesses"]
         stop_on_violation = cfg.stop_on_violation
@@ -406,8 +410,8 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
                     continue
                 try:
                     bad = False
-                    for name, pred, reads in always:
-                        if changed & reads and not pred(state):
+                    for name, pred in always_for(changed):
+                        if not pred(state):
                             bad = True
                             if name not in violations:
                                 violations[name] = [key, codec.fp_to_str(fp)]

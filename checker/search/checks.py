@@ -1,0 +1,65 @@
+"""Which predicates a new state is checked against, by what its step changed.
+
+A successor shares its parent's objects for the variables its step did not
+change, and its parent was checked; so a property needs checking only when a
+variable it reads (Property.reads) changed, and an invariant given as a
+conjunction of parts (Property.parts) only in the parts whose variables
+changed. Every engine (local, auto, spark, simulate) checks through this.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from model.base import ALWAYS
+
+EVERY_VARIABLE = -1  # a changed-variables mask with every bit set (unknown: check all)
+
+
+def _mask(index: dict, reads) -> int:
+    """The bit mask of the variables `reads` (bit i: variable i; every bit
+    for None, reads unknown)."""
+    if reads is None or any(v not in index for v in reads):
+        return EVERY_VARIABLE
+    return sum(1 << index[v] for v in set(reads))
+
+
+class Checks:
+    """The selected properties of one search: `masks` (per property name, the
+    variables it reads) and `always`, (name, predicate, mask) per invariant, or
+    per part of one with parts (its name repeated, in a row). A witness is
+    always checked whole: a conjunction is witnessed only by one state
+    satisfying all its parts. `always_for(changed)` is the (name, predicate)
+    pairs of `always` to run on a successor whose step changed the variables
+    of `changed`; a name may come several times (one per failing part):
+    report it once."""
+
+    def __init__(self, model, props: Iterable):
+        index = {name: i for i, name in enumerate(model.variables)}
+        props = list(props)
+        self.masks = {p.name: _mask(index, p.reads) for p in props}
+        self.always: list[tuple[str, Callable, int]] = []
+        for p in props:
+            if p.kind != ALWAYS:
+                continue
+            if p.parts:
+                self.always += [(p.name, pred, _mask(index, reads)) for reads, pred in p.parts]
+            else:
+                self.always.append((p.name, p.predicate, self.masks[p.name]))
+        # few distinct masks recur (each action changes a fixed few variables)
+        self._by_mask: dict[int, tuple] = {}
+
+    def always_for(self, changed: int) -> tuple:
+        plan = self._by_mask.get(changed)
+        if plan is None:
+            if len(self._by_mask) >= _PLANS:
+                self._by_mask.clear()
+            plan = self._by_mask[changed] = tuple(
+                (name, pred) for name, pred, mask in self.always if changed & mask)
+        return plan
+
+    def pending(self, sometimes: Iterable) -> list[tuple[str, Callable, int]]:
+        """(name, predicate, mask) of the witnesses still to find."""
+        return [(p.name, p.predicate, self.masks[p.name]) for p in sometimes]
+
+
+_PLANS = 1 << 12  # distinct change masks remembered (2**variables at most)
