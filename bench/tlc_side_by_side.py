@@ -243,6 +243,7 @@ def run_together(jobs: dict[str, tuple[list[str], Path, Path | None]]) -> dict[s
                     out.seek(0)
                     err.seek(0)
                     done[name] = {"exit": p.returncode, "wall_s": end - start,
+                                  "cpu_s": usage.ru_utime + usage.ru_stime,
                                   "peak_rss_kb": usage.ru_maxrss,  # KiB; a script's covers its children
                                   "stdout": out.read(), "stderr": err.read()}
         return done
