@@ -97,14 +97,18 @@ def type_ok_parts(ctx: KraftContext) -> tuple:
         return type(x) is frozenset and x <= brokers
 
     def per_broker(item_ok):  # [Brokers -> S], S's membership memoized per item
-        item_ok = _memoized(item_ok)
+        memo = Memo()  # inlined: a call per item would cost as much as the lookup
 
         def fn_ok(fn) -> bool:
             if type(fn) is not tuple or len(fn) != n:
                 return False
             for x in fn:
-                if not item_ok(x):
-                    return False
+                if memo.get(id(x)) is not x:
+                    if not item_ok(x):
+                        return False
+                    if len(memo) >= MEMO_LIMIT:
+                        memo.clear()
+                    memo[id(x)] = x
             return True
 
         return fn_ok
@@ -161,11 +165,15 @@ def type_ok_parts(ctx: KraftContext) -> tuple:
                 return False
         return True
 
-    # the reference's conjuncts, in its order
+    # the reference's conjuncts, in its order. A part runs on a successor
+    # whose step changed its variable, so on a new object: only the
+    # per-broker items (mostly the parent's) and the controller's record
+    # (recurring values, rebuilt as shared objects from packed levels) are
+    # worth remembering
     checks = (
         ("con_unfenced", subset_of_brokers),
         ("con_broker_reg", per_broker(broker_reg_ok)),
-        ("con_partition_metadata", con_md_ok),
+        ("con_partition_metadata", _memoized(con_md_ok)),
         ("broker_state", per_broker(broker_state_ok)),
         ("broker_fetchers", per_broker(per_broker(fetcher_ok))),
         ("partition_metadata", per_broker(replica_md_ok)),
@@ -176,7 +184,7 @@ def type_ok_parts(ctx: KraftContext) -> tuple:
         ("inv_pos_acked", values_ok),
         ("inv_neg_acked", values_ok),
     )
-    return tuple(((name,), _variable_part(KraftState._fields.index(name), _memoized(check)))
+    return tuple(((name,), _variable_part(KraftState._fields.index(name), check))
                  for name, check in checks)
 
 
