@@ -82,6 +82,8 @@ def test_quick_runs_only_the_quick_set(specs, tmp_path):
     ('outcome = "pass"\ndistinct = 287', "distinct 288, expected 287"),
     ('outcome = "violation"\nviolated = "TCConsistent"', "outcome pass, expected violation"),
     ('outcome = "pass"\ndepth = 3', "depth 10, expected 3"),
+    ('outcome = "pass"\nper_level_distinct = [1, 7, 21, 38, 50, 54, 49, 36, 21, 10, 1]',
+     "per_level_distinct [1, 7, 21, 38, 50, 54, 49, 36, 21, 9, 2], expected [1, 7, 21, 38, 50, 54, 49, 36, 21, 10, 1]"),
 ])
 def test_an_unmet_expectation_fails_with_exit_1(specs, tmp_path, expect, problem):
     body = TWOPHASE.split("[expect]")[0] + "[expect]\n" + expect + "\n"
