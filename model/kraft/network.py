@@ -45,31 +45,21 @@ _N_TYPES = len(MsgType) + len(RecoveryMsgType)
 
 
 def by_type(messages: frozenset) -> tuple[list, ...]:
-    """The messages in flight bucketed by MsgType (one pass per state), each
-    bucket in a canonical order so successors come out deterministically
-    (never in the frozenset's hash order, which varies with PYTHONHASHSEED)."""
-    # Few distinct sets of messages in flight recur across many states (1,968
-    # in the 356,872 states of a 2-broker kip966 space): remembered by value
-    # (callers only read the buckets). Bounded: cleared when full.
-    result = _bucketed.get(messages)
-    if result is not None:
-        return result
+    """The messages in flight bucketed by MsgType, each bucket in a canonical
+    order so successors come out deterministically (never in the frozenset's
+    hash order, which varies with PYTHONHASHSEED). The model remembers the
+    buckets of the sets that recur (KraftModel.successors), so this runs
+    once per distinct set while remembered."""
     buckets = [[] for _ in _TYPE_RANGE]
     for m in messages:
         buckets[m[0]].append(m)
     for bucket in buckets:
         if len(bucket) > 1:
             bucket.sort(key=_message_key)
-    result = tuple(buckets)
-    if len(_bucketed) >= _BUCKETED_LIMIT:
-        _bucketed.clear()
-    _bucketed[messages] = result
-    return result
+    return tuple(buckets)
 
 
 _TYPE_RANGE = range(_N_TYPES)
-_bucketed: dict[frozenset, tuple] = {}
-_BUCKETED_LIMIT = 1 << 15
 
 
 # A message object lives on in the successors' message sets (set operations
