@@ -7,9 +7,10 @@ task would hand on as new:
 - auto-style: new to a worker that holds the whole seen set at the level's
   start (checker/search/parallel.py: what the parent receives).
 The merge (or the parent) keeps one per state: the rest is work done twice.
-The splits: by fingerprint (the spark engine's level files), by contiguous
-ranges in BFS order, and chunks of 2,048 states dealt out in turn (the auto
-engine's).
+The splits: by fingerprint (the spark engine's expand tasks until
+2026-11-26: one per level file), by contiguous ranges in BFS order (the
+spark engine's since), and chunks of 2,048 states dealt out in turn (the
+auto engine's).
 
     .venv/bin/python bench/frontier_split.py --level 10            # the kip966 reference, level 10 -> 11
     .venv/bin/python bench/frontier_split.py --level 11 --tasks 4
@@ -58,8 +59,8 @@ def level_entries(ctx, model, level: int) -> tuple[list, set]:
 def splits(entries: list, tasks: int) -> dict:
     n = len(entries)
     return {
-        "by fingerprint (spark)": lambda i: entries[i][2] % tasks,
-        "ranges in BFS order": lambda i: i * tasks // n,
+        "by fingerprint (spark before)": lambda i: entries[i][2] % tasks,
+        "ranges in BFS order (spark)": lambda i: i * tasks // n,
         f"chunks of {CHUNK_STATES:,} in turn (auto)": lambda i: (i // CHUNK_STATES) % tasks,
     }
 

@@ -7,8 +7,9 @@ the shuffle by an executor holding the whole seen set.
     .venv/bin/python bench/spark_shuffle_dups.py results/kraft-kip966-reference/<run-id> --level 10
 
 Re-runs the level's expand tasks in this process on the run's level files
-(the executors' own task code, tasks.expand_partition, one task per file as
-on Spark), so it needs a level that has a next one (not the depth bound).
+(the executors' own task code, tasks.expand_partition, on the ranges of BFS
+keys the engine gives its tasks), so it needs a level that has a next one
+(not the depth bound).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from checker.search import codec  # noqa: E402
 from checker.search.spark import levels, tasks  # noqa: E402
+from checker.search.spark.engine import SparkSearch  # noqa: E402
 
 
 def main() -> int:
@@ -36,7 +38,6 @@ def main() -> int:
         raise SystemExit(f"{run_dir}: level {args.level + 1} is not committed")
     bits = run["fingerprint_bits"]
     here = levels.level_dir(run_dir, args.level)
-    files = levels.part_files(here)
     cfg = tasks.TaskConfig(model=run["model"], variant=run["variant"],
                            constants_json=json.dumps(run["constants"], sort_keys=True),
                            properties=tuple(run["properties"]),
@@ -49,13 +50,14 @@ def main() -> int:
             for row in levels.read_part(path):
                 seen.update(codec.unpack_fps(row["fps"], bits))
     shipped: list = []
-    for i, path in enumerate(files):
-        out = tasks.on_files(lambda idx, rows: tasks.expand_partition(cfg, job, idx, rows), i, [path])
+    inputs = SparkSearch._expand_inputs(here, cfg.partitions)
+    for i, inp in enumerate(inputs):
+        out = tasks.on_files(lambda idx, rows: tasks.expand_partition(cfg, job, idx, rows), i, [inp])
         shipped.extend(fp for _, (kind, payload) in out if kind == "S"
                        for fp in codec.unpack_fps(payload[0], bits))
     unique = set(shipped)
     new = unique - seen
-    print(f"level {args.level} ({len(files)} expand tasks): shipped {len(shipped):,}; "
+    print(f"level {args.level} ({len(inputs)} expand tasks): shipped {len(shipped):,}; "
           f"duplicates between tasks {len(shipped) - len(unique):,}; "
           f"seen in levels 0-{args.level} {len(unique & seen):,}; new {len(new):,} "
           f"(the run's level {args.level + 1}: {levels.read_stats(run_dir, done[-1])['per_level_distinct'][args.level + 1]:,})")

@@ -14,6 +14,7 @@ from checker.search.spark import check_spark
 from spark_helpers import (KRAFT_QUICK, KRAFT_V35_LOSSY, LOCAL_MASTER, ROOT, SMALL_LEVEL, assert_same,
                            local_result)
 
+
 RANDGRAPH = {"Nodes": 300, "Degree": 3, "Initial": 1, "Targets": [250, 251, 252]}
 
 
@@ -120,6 +121,31 @@ def test_kafka_complete_state_space(spark, tmp_path):
     local, result = run_both(config, CheckOptions(), tmp_path, partitions=3)
     assert result.distinct == 14304 and result.exhausted
     assert len(result.per_level_distinct) == 39
+    assert_range_tasks(tmp_path / "run", config, result.per_level_distinct)
+
+
+def assert_range_tasks(run_dir, config, per_level):
+    """The expand tasks of each level written by merge tasks are ranges of
+    BFS keys: together they hold each of its states once, in key order."""
+    from checker.search import codec
+    from checker.search.registry import build
+    from checker.search.spark import levels, tasks
+    cfg = tasks.TaskConfig(model=config["model"], variant=config["variant"], constants_json="{}",
+                           properties=(), view=None)   # bits: 64
+    decoder = codec.StateDecoder(build(config["model"], config["variant"], config["constants"])[0])
+    ranged = 0
+    for lv in levels.committed_levels(run_dir)[1:]:
+        here = levels.level_dir(run_dir, lv)
+        inputs = levels.task_inputs(here, 3)
+        assert all(len(s) == 5 for inp in inputs for s in inp)   # slices, not whole files
+        got = [[(e[0], e[1]) for e in tasks.on_files(lambda i, rows: tasks._read_frontier(cfg, rows, decoder),
+                                                       i, [inp])] for i, inp in enumerate(inputs)]
+        level = sorted((k, fp) for f in levels.part_files(here) for r in levels.read_part(f)
+                       for k, fp in zip(codec.unpack(r["keys"]), codec.unpack_fps(r["fps"])))
+        assert [x for task in got for x in task] == level
+        assert len(level) == (per_level[lv] if lv < len(per_level) else 0)   # the last level: empty
+        ranged += sum(1 for task in got if task) > 1
+    assert ranged > 10   # levels split into more than one task
 
 
 def test_reruns_write_the_same_levels(spark, tmp_path):

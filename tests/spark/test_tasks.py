@@ -35,6 +35,53 @@ def test_level_files_round_trip(tmp_path):
     assert not [p for p in (tmp_path / "rows").iterdir() if p.name.endswith(".tmp")]
 
 
+def test_a_level_splits_into_key_ranges_of_about_as_many_states():
+    """levels.key_ranges cuts at row boundaries by state count; range_slices
+    gives each range the byte spans of the rows that may hold its keys."""
+    k = codec.key_component
+    # [partition, start byte, end byte, states, first key, last key], rows of two files
+    index = [[0, 0, 10, 4, k(0), k(6)], [0, 10, 20, 4, k(8), k(15)],
+             [1, 0, 10, 4, k(1), k(7)], [1, 10, 20, 4, k(9), k(14)]]
+    assert levels.key_ranges(index, 2) == [k(8)]
+    assert levels.key_ranges(index, 4) == [k(1), k(8), k(9)]
+    assert levels.key_ranges(index, 1) == []
+    assert levels.key_ranges([[0, 0, 0, 0, k(0), k(0)]], 2) == []   # an empty level: one task
+    p0, p1 = levels.part_path("L", 0), levels.part_path("L", 1)
+    assert levels.range_slices("L", index, [k(8)]) == [
+        [(p0, 0, 10, None, k(8)), (p1, 0, 10, None, k(8))],
+        [(p0, 10, 20, k(8), None), (p1, 10, 20, k(8), None)]]
+    # a cut inside a row: the row goes to both sides, its keys split by the range
+    assert levels.range_slices("L", index, [k(3)]) == [
+        [(p0, 0, 10, None, k(3)), (p1, 0, 10, None, k(3))],
+        [(p0, 0, 20, k(3), None), (p1, 0, 20, k(3), None)]]
+
+
+def test_a_task_reads_its_slice_of_a_level_file(tmp_path):
+    """read_part of a byte span gives that span's rows; with a key range the
+    frontier keeps only the states in it."""
+    k = codec.key_component
+    rows, offsets = [], []
+    for seq, keys in enumerate([[k(0), k(2)], [k(4), k(6)]]):
+        rows.append((tasks.STATES, 0, seq, 2, codec.pack_fps([10 + seq, 20 + seq]), codec.pack(keys),
+                     codec.pack_fps([0, 0]), codec.pack([None, None]), codec.pack_states([[b"\xc0"], [b"\xc3"]]),
+                     None))
+    path = levels.write_part(tmp_path, 0, rows, offsets)
+    assert offsets[0][0] == 0 and offsets[0][1] == offsets[1][0] and offsets[1][1] == (tmp_path / path).stat().st_size
+    back = list(levels.read_part(path, *offsets[1]))
+    assert [r["seq"] for r in back] == [1] and "range" not in back[0]
+
+    class Decoder:
+        def decode_batch(self, packed):
+            return [(None, parts) for parts in codec.unpack_states(packed)]
+
+    def frontier(*slice_):
+        return [(e[0], e[1]) for e in tasks._read_frontier(_cfg(), levels.read_part(path, *slice_), Decoder())]
+
+    assert frontier(0, None, k(2), k(6)) == [(k(2), 20), (k(4), 11)]
+    assert frontier(*offsets[1], None, k(6)) == [(k(4), 11)]
+    assert frontier() == [(k(0), 10), (k(2), 20), (k(4), 11), (k(6), 21)]
+
+
 def test_shuffled_records_round_trip():
     records = [(7, b"\x00\x01\x00\x00", 3, b"a", [b"\x01", b"\x02"], 1),
                (9, b"\x00\x01\x00\x01", 3, b"b", [b"\x01", b"\x03"], 6)]

@@ -4,12 +4,12 @@ the executors and every finished level on disk (checker/search/spark/levels.py).
 
 Job L, one Spark job of two stages (one stage, no shuffle, for a level of
 fewer than SMALL_LEVEL states):
-  read level L's files -> rebuild each state, check the properties on it,
-  expand it (executors) -> shuffle by fingerprint partition -> merge: keep per
-  fingerprint the witness with the smallest BFS key, drop the seen
-  fingerprints (executors) -> write level L+1 (a msgpack file and a statistics
-  file per partition, written by the merge tasks; their statistics are
-  also the job's result).
+  read level L's files, a range of its BFS keys per task -> rebuild each
+  state, check the properties on it, expand it (executors) -> shuffle by
+  fingerprint partition -> merge: keep per fingerprint the witness with the
+  smallest BFS key, drop the seen fingerprints (executors) -> write level
+  L+1 (a msgpack file and a statistics file per partition, written by the
+  merge tasks; their statistics are also the job's result).
 Counts come from data (the statistics files), never from accumulators; the
 driver holds the cumulative statistics only and never collects a frontier or
 the seen set; level L+1 is renamed into place when complete, so a run can be
@@ -31,7 +31,7 @@ raised (job L-1 then runs again with the states).
 
 While this run starts Spark (the JVM, then the executors' preflight), the
 driver runs the level jobs itself with the same task functions, in-process
-(_expand_in_driver: one expand task per level file, one merge per
+(_expand_in_driver: the same expand tasks, one merge per
 partition), on the core the starting JVM leaves idle; the executors take
 over at the first level after they are ready (a level the driver is less
 than half through is given up to them). The level files are the same either
@@ -81,6 +81,12 @@ SMALL_LEVEL = 4000
 # held in memory); a bigger one waits for the executors.
 DRIVER_FRONTIER = 100_000
 GIL_SWITCH_S = 0.0002
+# Expand tasks per fingerprint partition, each a range of BFS keys: a range
+# of BFS order holds most of its successors' duplicates itself, so the
+# shuffle carries 1.04x the new states where splitting by fingerprint
+# carried 1.79x (bench/frontier_split.py, two tasks); more ranges even out
+# the tasks' lengths and ship a little more
+RANGE_TASKS = 1
 
 
 @dataclass
@@ -404,19 +410,29 @@ class SparkSearch:
             raise SparkJobError(f"Spark job failed while {what}: {line}"
                                 + (f" (Spark's log: {log})" if log else "")) from None
 
-    def _read(self, level_path: Path, fn):
+    def _read(self, level_path: Path, fn, inputs: list | None = None):
         """fn(index, rows) on each partition file of a level, one task per
-        file (the tasks read the files themselves: the run folder is shared)."""
+        file, or one per task input (a list of slices of the level's files:
+        levels.range_slices); the tasks read the files themselves (the run
+        folder is shared)."""
         files = levels.part_files(level_path)
         if not files:
             raise SparkJobError(f"no level files in {level_path}")
+        if inputs is None:
+            inputs = [[(path,)] for path in files]
         if self._starter is not None:
             # Spark is still starting, so every level so far ran in the
             # driver (small ones): their look-ups run here too, and a result
             # the driver finished does not wait for (or die with) the executors
-            return _InDriver([x for i, path in enumerate(files) for x in tasks.on_files(fn, i, [path])])
-        return (self.spark.sparkContext.parallelize(files, len(files))
+            return _InDriver([x for i, inp in enumerate(inputs) for x in tasks.on_files(fn, i, [inp])])
+        return (self.spark.sparkContext.parallelize(inputs, len(inputs))
                 .mapPartitionsWithIndex(partial(tasks.on_files, fn)))
+
+    @staticmethod
+    def _expand_inputs(level_path: Path, partitions: int) -> list[list]:
+        """The expand tasks of a level: RANGE_TASKS ranges of its BFS keys per
+        partition of the next level (levels.task_inputs)."""
+        return levels.task_inputs(level_path, max(partitions, len(levels.part_files(level_path))) * RANGE_TASKS)
 
     def _partitions_for(self, frontier: int, previous: int = 0) -> int | None:
         """Partitions of the level expanded from `frontier` states (after a
@@ -569,7 +585,8 @@ class SparkSearch:
         if cfg.partitions == 1 and len(levels.part_files(here)) == 1:  # a small level: one task, no shuffle
             merged = self._read(here, partial(tasks.expand_merge_partition, cfg, job, out_dir))
         else:
-            merged = (self._read(here, partial(tasks.expand_partition, cfg, job))
+            merged = (self._read(here, partial(tasks.expand_partition, cfg, job),
+                                 self._expand_inputs(here, cfg.partitions))
                       .partitionBy(cfg.partitions, tasks.route)
                       .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, L + 1, out_dir)))
         parts = sorted(self._job(f"expanding level {L}", merged.collect), key=itemgetter("part"))
@@ -583,8 +600,8 @@ class SparkSearch:
 
     def _expand_in_driver(self, cfg: tasks.TaskConfig, job: tasks.LevelJob, here: Path, out_dir: str,
                           frontier: int) -> list[dict]:
-        """Job L in this process, as Spark runs it: one expand task per level
-        file, its records routed by partition, one merge task per partition.
+        """Job L in this process, as Spark runs it: the same expand tasks
+        (_expand_inputs), their records routed by partition, one merge task per partition.
         Raises tasks.Abandoned when the executors get ready before half of
         the level is expanded (they finish it sooner from the start)."""
         import gc
@@ -600,8 +617,8 @@ class SparkSearch:
         enabled = gc.isenabled()  # the tasks pace the collector themselves
         try:
             records: list[list] = [[] for _ in range(cfg.partitions)]
-            for i, path in enumerate(levels.part_files(here)):
-                for q, record in tasks.on_files(partial(tasks.expand_partition, cfg, job, tick=tick), i, [path]):
+            for i, inp in enumerate(self._expand_inputs(here, cfg.partitions)):
+                for q, record in tasks.on_files(partial(tasks.expand_partition, cfg, job, tick=tick), i, [inp]):
                     records[q % cfg.partitions].append((q, record))  # as Spark's partitionBy
             return [stats for q in range(cfg.partitions)
                     for stats in tasks.merge_partition(cfg, job.level + 1, out_dir, q, iter(records[q]))]

@@ -19,7 +19,11 @@
                                         the index of the partition's seen set after
                                         the level (part-00003.json: its runs in this
                                         and earlier levels); checker/search/spark/seen.py
-    <run>/levels/level-00007/stats/     per partition, the level's statistics (msgpack)
+    <run>/levels/level-00007/stats/     per partition, the level's statistics (msgpack),
+                                        with the index of its rows (`rows`: [partition,
+                                        first byte, end byte, states, first key, last
+                                        key]), by which the next job splits the level
+                                        into ranges of BFS keys (task_inputs)
     <run>/levels/level-00007/stats.json cumulative statistics after this level, and
                                         the size and xxh3 digest of each file of
                                         the level (`files`: a resume refuses a
@@ -81,29 +85,90 @@ def part_files(level_path: Path) -> list[str]:
     return sorted(str(p) for p in d.glob("part-*.msgpack")) if d.is_dir() else []
 
 
-def write_part(level_path, q: int, rows) -> str:
-    """Write partition q's rows (tuples in COLUMNS order), atomically."""
+def write_part(level_path, q: int, rows, offsets: list | None = None) -> str:
+    """Write partition q's rows (tuples in COLUMNS order), atomically;
+    `offsets` gets each row's [start, end] byte offsets in the file."""
     import msgpack
     path = part_path(level_path, q)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.{id(rows):x}.tmp"
     pack = msgpack.Packer(use_bin_type=True, autoreset=True).pack
+    at = 0
     with open(tmp, "wb") as f:
         for row in rows:
-            f.write(pack(tuple(row)))
+            data = pack(tuple(row))
+            f.write(data)
+            if offsets is not None:
+                offsets.append([at, at + len(data)])
+            at += len(data)
     os.replace(tmp, path)
     return path
 
 
-def read_part(path: str):
-    """The rows of one partition file, as dicts of COLUMNS."""
+def read_part(path: str, start: int = 0, end: int | None = None, lo: bytes | None = None,
+              hi: bytes | None = None):
+    """The rows of one partition file (or of its bytes start:end), as dicts
+    of COLUMNS; with a key range, each row also has `range`: (lo, hi)."""
     import msgpack
     with open(path, "rb") as f:
-        data = f.read()
+        f.seek(start)
+        data = f.read() if end is None else f.read(end - start)
     unpacker = msgpack.Unpacker(raw=False, use_list=False, max_buffer_size=max(len(data), 1 << 20))
     unpacker.feed(data)
+    ranged = lo is not None or hi is not None
     for row in unpacker:
-        yield dict(zip(COLUMNS, row))
+        out = dict(zip(COLUMNS, row))
+        if ranged:
+            out["range"] = (lo, hi)
+        yield out
+
+
+def key_ranges(index: list, tasks: int) -> list:
+    """Split a level into up to `tasks` ranges of BFS keys with about as many
+    states each, from its rows' index ([partition, start, end, n, first key,
+    last key] per row of every partition file): the cut keys (ascending, none
+    repeated; a task per gap, the first from the lowest key, the last to the
+    highest). Duplicate successors come from nearby parents (interleavings of
+    one state's actions), so a task holding a range of BFS order meets most
+    of its duplicates itself (bench/frontier_split.py)."""
+    rows = sorted(index, key=lambda r: r[4])
+    total = sum(r[3] for r in rows)
+    cuts: list = []
+    done = 0
+    for r in rows:
+        if total and done * tasks >= total * (len(cuts) + 1) and (not cuts or r[4] > cuts[-1]):
+            cuts.append(r[4])
+        done += r[3]
+    return cuts
+
+
+def task_inputs(level_path, tasks: int) -> list[list]:
+    """A level split into up to `tasks` ranges of its BFS keys with about as
+    many states each, by the index of its rows its merge tasks recorded
+    (their statistics' `rows`): per range the slices of the files that hold
+    it (range_slices). Whole files (a task per fingerprint partition) for a
+    level written without that index (level 0; a run of an older kmc)."""
+    files = part_files(level_path)
+    stats = read_partition_stats(level_path)
+    if len(stats) != len(files) or any("rows" not in st for st in stats):
+        return [[(path,)] for path in files]
+    index = [row for st in stats for row in st["rows"]]
+    return range_slices(level_path, index, key_ranges(index, tasks))
+
+
+def range_slices(level_path, index: list, cuts: list) -> list[list]:
+    """Per key range (cuts as from key_ranges), the byte ranges of the
+    partition files whose rows may hold its states: [(path, start, end, lo, hi)]."""
+    bounds = [None] + list(cuts) + [None]
+    out = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        by_part: dict = {}
+        for part, start, end, n, first, last in index:
+            if (lo is None or last >= lo) and (hi is None or first < hi):
+                span = by_part.setdefault(part, [start, end])
+                span[0], span[1] = min(span[0], start), max(span[1], end)
+        out.append([(part_path(level_path, q), s, e, lo, hi) for q, (s, e) in sorted(by_part.items())])
+    return out
 
 
 def stats_dir(level_path: Path) -> Path:

@@ -6,9 +6,10 @@ the same output: nothing is counted outside the data it returns.
 
 One BFS level (ARCHITECTURE.md, "Engines"):
 
-1. `expand_partition`: rebuild the states of one level file (the frontier of
-   one fingerprint partition, with that partition's seen fingerprints),
-   check the properties on each (once per state: the first time it is
+1. `expand_partition`: rebuild the states of one range of the level's BFS
+   keys (slices of its files: levels.task_inputs; a range of BFS order holds
+   most duplicate successors of its states itself, where a fingerprint
+   partition ships them to the merge), check the properties on each (once per state: the first time it is
    rebuilt on an executor), expand them in BFS order with
    checker.search.engine.expand_chunk (the local engine's successor generation,
    encoding and fingerprints), drop the successors the task already produced
@@ -180,11 +181,13 @@ def _crash(e: BaseException) -> str:
     return f"{type(e).__name__}: {e}{where}"
 
 
-def on_files(fn, index: int, paths: Iterable[str]):
-    """fn(index, rows) over the rows of level files (a task's input is the
-    paths of its files: one fingerprint partition of a level)."""
+def on_files(fn, index: int, inputs: Iterable):
+    """fn(index, rows) over the rows of level files. A task's input is a
+    path (the whole file) or a list of slices (path, start byte, end byte or
+    None, lowest key or None, key bound or None: levels.range_slices)."""
     from checker.search.spark.levels import read_part
-    return fn(index, (row for path in paths for row in read_part(path)))
+    slices = [s for x in inputs for s in ([(x,)] if isinstance(x, str) else x)]
+    return fn(index, (row for s in slices for row in read_part(*s)))
 
 
 def record_payload(item: tuple):
@@ -278,9 +281,11 @@ def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
                 raise ValueError("this level was written without its states (the depth bound)")
             packed = row.get("changed")
             changed = codec.unpack(packed) if packed is not None else repeat(EVERY_VARIABLE)
-            entries.extend((key, fp, state, canon, r, i, c) for (key, fp, (state, canon), i, c) in
-                           zip(codec.unpack(row["keys"]), fps, decoder.decode_batch(row["states"]), count(),
-                               changed))
+            mine = zip(codec.unpack(row["keys"]), fps, decoder.decode_batch(row["states"]), count(), changed)
+            lo, hi = row.get("range", (None, None))
+            if lo is not None or hi is not None:  # a task's key range: the row's edges are another's
+                mine = (x for x in mine if (lo is None or x[0] >= lo) and (hi is None or x[0] < hi))
+            entries.extend((key, fp, state, canon, r, i, c) for (key, fp, (state, canon), i, c) in mine)
     entries.sort(key=itemgetter(0))  # BFS order: keys are distinct
     return entries
 
@@ -361,8 +366,8 @@ class Abandoned(BaseException):
 
 def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
                      tick=None) -> Iterator[tuple]:
-    """Check and expand the frontier rows of one task (one file of the level:
-    the states of one fingerprint partition); yields (partition, record):
+    """Check and expand the frontier rows of one task (a range of the level's
+    BFS keys, or one file of it); yields (partition, record):
     ("S", successors), ("T", statistics).
     tick(n), if given, is called after each chunk of n parents (the driver's
     runs: it may raise Abandoned)."""
@@ -609,7 +614,11 @@ def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterabl
         stats["by_action"] = dict(Counter(w.action_name(r[3]) for r in new))
     except Exception as e:  # noqa: BLE001
         stats["error"] = [b"", _crash(e), "crash"]
-    levels.write_part(out_dir, index, level_rows(cfg, index, new))
+    offsets: list = []
+    levels.write_part(out_dir, index, level_rows(cfg, index, new), offsets)
+    # the rows' index: how the next job splits the level into key ranges
+    stats["rows"] = [[index, s, e, len(new[i:i + BATCH]), new[i][1], new[min(i + BATCH, len(new)) - 1][1]]
+                     for (s, e), i in zip(offsets, range(0, len(new), BATCH))]
     t_run = time.thread_time()
     # the level's new fingerprints: a new sorted run (merged with the newest
     # older ones when as big), its index; older runs stay as they are
