@@ -359,11 +359,15 @@ def _summary(state, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> ChunkResult:
+def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set,
+                 errors: list | None = None) -> ChunkResult:
     """Expand frontier entries (state, parts, fp): every successor is generated
     and fingerprinted; those new to `seen` (which is updated) are checked
     against the properties and returned. Raises EngineEvaluationError when the
-    model or a property raises EvaluationError."""
+    model or a property raises EvaluationError; with an `errors` list, an
+    EvaluationError of the model instead ends that parent's successors (those
+    before it are kept), is appended as (index in chunk, one-line message),
+    and the chunk goes on (the spark tasks: it is settled in BFS order later)."""
     # The hot path: per successor one identity compare per variable, encode the
     # changed variables, join + xxh3, one set test-and-add.
     successors = ctx.model.successors
@@ -435,8 +439,11 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set) -> Chunk
             failed_action = e.action if e.action is not None else (action if len(names) > before else None)
             failed_state = e.state if e.state is not None else (succ if checking else parent)
             where = f"in action {failed_action}" if failed_action is not None else "while enumerating successors"
-            raise EngineEvaluationError(f"evaluation error {where}: {e}; state: {_summary(failed_state)}",
-                                        action=failed_action, state=failed_state) from e
+            message = f"evaluation error {where}: {e}; state: {_summary(failed_state)}"
+            if errors is None or checking:
+                raise EngineEvaluationError(message, action=failed_action, state=failed_state) from e
+            errors.append((ci, " ".join(message.split())))
+            continue
         if check_deadlock and len(names) == before:
             deadlocks.append(ci)
             if stop:

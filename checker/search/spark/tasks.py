@@ -81,10 +81,9 @@ class Worker:
         # as the local engine does
         self.checks = Checks(self.model, props)
         self.sometimes = self.checks.pending(p for p in props if p.kind == SOMETIMES)
-        # expansion without properties (they are checked once per new state in
-        # merge), through a model whose successors() ends at an EvaluationError
-        self.guard = _GuardedModel(self.model)
-        self.ctx = ExpandContext.create(self.guard, [], cfg.bits, cfg.view, cfg.check_deadlock,
+        # expansion without properties (they are checked once per rebuilt
+        # state, or as generated at the depth bound)
+        self.ctx = ExpandContext.create(self.model, [], cfg.bits, cfg.view, cfg.check_deadlock,
                                         stop_on_violation=False)
         self.decoder = codec.StateDecoder(self.model)
         _grow_encoder_cache()
@@ -223,43 +222,6 @@ def _is_kmc_error(e: BaseException) -> bool:
 
 # ---- stage 1: expand -------------------------------------------------------------
 
-class _GuardedModel:
-    """The model, except that successors() ends at an EvaluationError: the
-    successors before it are kept (a property violated there comes first in
-    BFS order when the search stops at the first violation). The first error
-    of a chunk is remembered as (parent's index in the chunk, message)."""
-
-    def __init__(self, model):
-        self._model = model
-        self.reset()
-
-    def reset(self) -> None:
-        self.calls = -1
-        self.error = None
-
-    def __getattr__(self, name):
-        return getattr(self._model, name)
-
-    def successors(self, state):
-        from model.base import EvaluationError
-        self.calls += 1
-        action = None
-        try:
-            for action, succ in self._model.successors(state):
-                yield action, succ
-        except EvaluationError as e:
-            if self.error is None:
-                self.error = (self.calls, self._message(e, action, state))
-
-    @staticmethod
-    def _message(e, last, parent) -> str:
-        """The local engine's wording (checker.search.engine.expand_chunk)."""
-        failed_action = e.action if e.action is not None else last
-        failed_state = e.state if e.state is not None else parent
-        where = f"in action {failed_action}" if failed_action is not None else "while enumerating successors"
-        return " ".join(f"evaluation error {where}: {e}; state: {_summary(failed_state)}".split())
-
-
 def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
                    actions_out: list | None = None) -> list:
     """The frontier entries (key, fp, state, canonical parts, row, index in
@@ -388,7 +350,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
     _gc_off()
     try:
         w = worker(cfg)
-        ctx, guard, encode_action = w.ctx, w.guard, w.encode_action
+        ctx, encode_action = w.ctx, w.encode_action
         actions: list = []
         entries = _read_frontier(cfg, rows, w.decoder, actions)
         clock.lap("read")
@@ -439,10 +401,12 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
             if bounding and _bound_deadlocks(cfg, w, part, chunk, stats):
                 bounding = False
             if expanding:
-                guard.reset()
                 # parents in BFS order, so a successor new to the task is new to it
-                # from its first (smallest-key) witness in the task
-                res = expand_chunk(ctx, chunk, task_seen)
+                # from its first (smallest-key) witness in the task; a parent
+                # whose successors raise keeps those before (its error is
+                # settled in BFS order with the violations)
+                errors: list = []
+                res = expand_chunk(ctx, chunk, task_seen, errors)
                 clock.lap("expand")
                 names.update(res.action_names)
                 # the new successors come parent by parent: rank = place among its parent's
@@ -467,14 +431,14 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
                 if nxt is not None and not nxt.failed:
                     nxt.check(res.new, keys, res.changed)
                     clock.lap("next")
-                if guard.error is not None:
+                if errors:
                     # after the successors its parent generated before it (BFS order)
-                    ei, message = guard.error
+                    ei, message = errors[0]
                     made = sum(1 for e in res.new if e[3] == chunk[ei][2])
                     stats["error"] = [child_key(part[ei][0], made), message, "evaluation"]
                     expanding = False
-                dead = [ci for ci in res.deadlocks if guard.error is None or ci != guard.error[0]]
-                if dead and stats["deadlock"] is None:
+                if res.deadlocks and stats["deadlock"] is None:
+                    dead = res.deadlocks
                     stats["deadlock"] = [part[dead[0]][0], codec.fp_to_str(part[dead[0]][1])]
                     if stop_on_violation:
                         expanding = False  # nothing after it in this stream can come first
