@@ -82,6 +82,26 @@ def test_a_task_reads_its_slice_of_a_level_file(tmp_path):
     assert frontier() == [(k(0), 10), (k(2), 20), (k(4), 11), (k(6), 21)]
 
 
+def test_a_level_without_a_row_index_is_read_a_file_per_task(tmp_path):
+    """Level 0 (written by the driver) and the levels of runs made before the
+    index have no `rows` in their statistics: one task per file, as then."""
+    k = codec.key_component
+    for q in (0, 1):
+        row = (tasks.STATES, q, 0, 1, codec.pack_fps([q]), codec.pack([k(q)]), codec.pack_fps([0]),
+               codec.pack([None]), codec.pack_states([[b"\xc0"]]), None)
+        levels.write_part(tmp_path, q, [row])
+        if q == 0:
+            tasks.write_stats(str(levels.stats_dir(tmp_path)), q, {"part": q})
+    whole = [[(levels.part_path(tmp_path, 0),)], [(levels.part_path(tmp_path, 1),)]]
+    assert levels.task_inputs(tmp_path, 2) == whole   # one stats file missing
+    tasks.write_stats(str(levels.stats_dir(tmp_path)), 1, {"part": 1})
+    assert levels.task_inputs(tmp_path, 2) == whole   # no index in them
+    for q in (0, 1):
+        tasks.write_stats(str(levels.stats_dir(tmp_path)), q, {"part": q, "rows": [[q, 0, 10, 1, k(q), k(q)]]})
+    assert levels.task_inputs(tmp_path, 2) == [[(levels.part_path(tmp_path, 0), 0, 10, None, k(1))],
+                                               [(levels.part_path(tmp_path, 1), 0, 10, k(1), None)]]
+
+
 def test_shuffled_records_round_trip():
     records = [(7, b"\x00\x01\x00\x00", 3, b"a", [b"\x01", b"\x02"], 1),
                (9, b"\x00\x01\x00\x01", 3, b"b", [b"\x01", b"\x03"], 6)]

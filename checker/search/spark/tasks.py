@@ -9,10 +9,10 @@ One BFS level (ARCHITECTURE.md, "Engines"):
 1. `expand_partition`: rebuild the states of one range of the level's BFS
    keys (slices of its files: levels.task_inputs; a range of BFS order holds
    most duplicate successors of its states itself, where a fingerprint
-   partition ships them to the merge), check the properties on each (once per state: the first time it is
-   rebuilt on an executor), expand them in BFS order with
-   checker.search.engine.expand_chunk (the local engine's successor generation,
-   encoding and fingerprints), drop the successors the task already produced
+   partition ships them to the merge), check the properties on each (once
+   per state: the first time it is rebuilt on an executor), expand them in
+   BFS order with checker.search.engine.expand_chunk (the local engine's
+   successor generation, encoding and fingerprints), drop the successors the task already produced
    or holds in its frontier (within-task dedup before the shuffle), and route
    each kept successor to the partition of its fingerprint. Task statistics
    (generated, per-action generated, deadlocks, violations, witnesses,
@@ -181,12 +181,11 @@ def _crash(e: BaseException) -> str:
 
 
 def on_files(fn, index: int, inputs: Iterable):
-    """fn(index, rows) over the rows of level files. A task's input is a
-    path (the whole file) or a list of slices (path, start byte, end byte or
-    None, lowest key or None, key bound or None: levels.range_slices)."""
+    """fn(index, rows) over the rows of level files. A task's input is a list
+    of slices: (path,) for a whole file, or (path, start byte, end byte, lowest
+    key or None, key bound or None): levels.range_slices."""
     from checker.search.spark.levels import read_part
-    slices = [s for x in inputs for s in ([(x,)] if isinstance(x, str) else x)]
-    return fn(index, (row for s in slices for row in read_part(*s)))
+    return fn(index, (row for task in inputs for s in task for row in read_part(*s)))
 
 
 def record_payload(item: tuple):
