@@ -14,7 +14,6 @@ from checker.search.spark import check_spark
 from spark_helpers import (KRAFT_QUICK, KRAFT_V35_LOSSY, LOCAL_MASTER, ROOT, SMALL_LEVEL, assert_same,
                            local_result)
 
-
 RANDGRAPH = {"Nodes": 300, "Degree": 3, "Initial": 1, "Targets": [250, 251, 252]}
 
 
