@@ -580,7 +580,7 @@ def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterabl
     offsets: list = []
     levels.write_part(out_dir, index, level_rows(cfg, index, new), offsets)
     # the rows' index: how the next job splits the level into key ranges
-    stats["rows"] = [[index, s, e, len(new[i:i + BATCH]), new[i][1], new[min(i + BATCH, len(new)) - 1][1]]
+    stats["rows"] = [[index, s, e, min(BATCH, len(new) - i), new[i][1], new[min(i + BATCH, len(new)) - 1][1]]
                      for (s, e), i in zip(offsets, range(0, len(new), BATCH))]
     t_run = time.thread_time()
     # the level's new fingerprints: a new sorted run (merged with the newest
