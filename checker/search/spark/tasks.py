@@ -12,9 +12,10 @@ One BFS level (ARCHITECTURE.md, "Engines"):
    partition ships them to the merge), check the properties on each (once
    per state: the first time it is rebuilt on an executor), expand them in
    BFS order with checker.search.engine.expand_chunk (the local engine's
-   successor generation, encoding and fingerprints), drop the successors the task already produced
-   or holds in its frontier (within-task dedup before the shuffle), and route
-   each kept successor to the partition of its fingerprint. Task statistics
+   successor generation, encoding and fingerprints), drop the successors
+   the task already produced or holds in its frontier (within-task dedup
+   before the shuffle), and route each kept successor to the partition of
+   its fingerprint. Task statistics
    (generated, per-action generated, deadlocks, violations, witnesses,
    errors) travel as records too.
 2. `merge_partition`: per fingerprint keep the witness with the smallest BFS
