@@ -46,6 +46,12 @@ def test_a_level_splits_into_key_ranges_of_about_as_many_states():
     assert levels.key_ranges(index, 4) == [k(1), k(8), k(9)]
     assert levels.key_ranges(index, 1) == []
     assert levels.key_ranges([[0, 0, 0, 0, k(0), k(0)]], 2) == []   # an empty level: one task
+    # weights: the shares of the states in key order (16 states: 8, 4, 4), and
+    # ranges smaller than a row merge with the next (cuts fall on row starts)
+    assert levels.key_ranges(index, [2, 1, 1]) == [k(8), k(9)]
+    assert levels.key_ranges(index, [1, 1]) == levels.key_ranges(index, 2)
+    assert levels.key_ranges(index, [12, 1, 1, 1, 1]) == [k(9)]
+    assert levels.guided_weights(2) == [38, 38, 1, 1, 1, 1]
     p0, p1 = levels.part_path("L", 0), levels.part_path("L", 1)
     assert levels.range_slices("L", index, [k(8)]) == [
         [(p0, 0, 10, None, k(8)), (p1, 0, 10, None, k(8))],

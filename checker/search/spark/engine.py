@@ -81,12 +81,12 @@ SMALL_LEVEL = 4000
 # held in memory); a bigger one waits for the executors.
 DRIVER_FRONTIER = 100_000
 GIL_SWITCH_S = 0.0002
-# Expand tasks per fingerprint partition, each a range of BFS keys: a range
-# of BFS order holds most of its successors' duplicates itself, so the
-# shuffle carries 1.04x the new states where splitting by fingerprint
-# carried 1.79x (bench/frontier_split.py, two tasks); more ranges even out
-# the tasks' lengths and ship a little more
-RANGE_TASKS = 1
+# Expand tasks are ranges of BFS keys: a range of BFS order holds most of its
+# successors' duplicates itself, so the shuffle carries 1.04x the new states
+# where splitting by fingerprint carried 1.79x (bench/frontier_split.py, two
+# tasks). Per fingerprint partition of the next level, one big range and two
+# small ones (levels.guided_weights); GUIDED = False: one range each
+GUIDED = True
 
 
 @dataclass
@@ -430,9 +430,10 @@ class SparkSearch:
 
     @staticmethod
     def _expand_inputs(level_path: Path, partitions: int) -> list[list]:
-        """The expand tasks of a level: RANGE_TASKS ranges of its BFS keys per
-        partition of the next level (levels.task_inputs)."""
-        return levels.task_inputs(level_path, max(partitions, len(levels.part_files(level_path))) * RANGE_TASKS)
+        """The expand tasks of a level: ranges of its BFS keys, by the partitions
+        of the next level (levels.task_inputs, levels.guided_weights)."""
+        n = max(partitions, len(levels.part_files(level_path)))
+        return levels.task_inputs(level_path, levels.guided_weights(n) if GUIDED and n > 1 else n)
 
     def _partitions_for(self, frontier: int, previous: int = 0) -> int | None:
         """Partitions of the level expanded from `frontier` states (after a

@@ -123,31 +123,52 @@ def read_part(path: str, start: int = 0, end: int | None = None, lo: bytes | Non
         yield out
 
 
-def key_ranges(index: list, tasks: int) -> list:
-    """Split a level into up to `tasks` ranges of BFS keys with about as many
-    states each, from its rows' index ([partition, start, end, n, first key,
-    last key] per row of every partition file): the cut keys (ascending, none
-    repeated; a task per gap, the first from the lowest key, the last to the
-    highest). Duplicate successors come from nearby parents (interleavings of
-    one state's actions), so a task holding a range of BFS order meets most
-    of its duplicates itself (bench/frontier_split.py)."""
+def key_ranges(index: list, tasks) -> list:
+    """Split a level into ranges of BFS keys from its rows' index ([partition,
+    start, end, n, first key, last key] per row of every partition file):
+    `tasks` ranges with about as many states each, or (a list of weights)
+    one range per weight with that share of the states, in key order. The
+    cut keys (ascending, none repeated; a task per gap, the first from the
+    lowest key, the last to the highest) fall on row boundaries, so ranges
+    smaller than a row merge. Duplicate successors come from nearby parents
+    (interleavings of one state's actions), so a task holding a range of BFS
+    order meets most of its duplicates itself (bench/frontier_split.py)."""
+    weights = [1] * tasks if isinstance(tasks, int) else list(tasks)
+    W = sum(weights)
+    bounds = [sum(weights[:i + 1]) for i in range(len(weights) - 1)]  # integers: exact
     rows = sorted(index, key=lambda r: r[4])
     total = sum(r[3] for r in rows)
     cuts: list = []
-    done = 0
+    done = b = 0
     for r in rows:
-        if total and done * tasks >= total * (len(cuts) + 1) and (not cuts or r[4] > cuts[-1]):
-            cuts.append(r[4])
+        if total and b < len(bounds) and done * W >= total * bounds[b]:
+            while b < len(bounds) and done * W >= total * bounds[b]:
+                b += 1
+            if not cuts or r[4] > cuts[-1]:
+                cuts.append(r[4])
         done += r[3]
     return cuts
 
 
-def task_inputs(level_path, tasks: int) -> list[list]:
-    """A level split into up to `tasks` ranges of its BFS keys with about as
-    many states each, by the index of its rows its merge tasks recorded
-    (their statistics' `rows`): per range the slices of the files that hold
-    it (range_slices). Whole files (a task per fingerprint partition) for a
-    level written without that index (level 0; a run of an older kmc)."""
+def guided_weights(cores: int) -> list[int]:
+    """The shares of a level's expand tasks on `cores` cores: one big range
+    per core, then 2 small ones per core (a twentieth of the level in all)
+    that go to whichever core is free first. Spark starts a stage's tasks in
+    index order, so the small ranges even out what the big ones cost: the
+    states of one region cost more than another's (the upper half of a
+    level 1.10-1.15x as much per state at levels 11-13, bench/README.md), and
+    cuts weighted by measured cost would make a level's bytes differ from run
+    to run."""
+    return [38] * cores + [1] * (2 * cores)
+
+
+def task_inputs(level_path, tasks) -> list[list]:
+    """A level split into ranges of its BFS keys (key_ranges: `tasks` of about
+    as many states, or one per weight of a list), by the index of its rows
+    its merge tasks recorded (their statistics' `rows`): per range the slices
+    of the files that hold it (range_slices). Whole files (a task per
+    fingerprint partition) for a level written without that index (level 0;
+    a run of an older kmc)."""
     files = part_files(level_path)
     stats = read_partition_stats(level_path)
     if len(stats) != len(files) or any("rows" not in st for st in stats):
