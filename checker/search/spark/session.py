@@ -14,6 +14,7 @@ executors.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import re
@@ -38,6 +39,14 @@ CONNECT_TIMEOUT_S = 10.0
 REGISTER_TIMEOUT_S = 15.0
 EXECUTOR_TIMEOUT_S = 60.0
 DRIVER_JIT_OPTS = os.environ.get("KMC_SPARK_DRIVER_JIT", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+# The driver JVM loads several thousand of Spark's classes at every start.
+# From a class-data-sharing archive of them (made once per Java and pyspark,
+# as a run's JVM exits: driver_cds; about 120 MB in ~/.cache/kmc/spark-cds)
+# it starts in about half the time and CPU (bench/README.md).
+# KMC_SPARK_CDS=off: never; a folder: keep the archive there.
+CDS_ENV = "KMC_SPARK_CDS"
+CDS_DUMP_TIMEOUT_S = 60.0
+CDS_DYNAMIC_MAGIC = (0xF00BABA8).to_bytes(4, "little")  # a dynamic archive's header
 
 LOG4J2 = """\
 # kmc: Spark's own logging, kept out of the terminal (the JVM's output goes to spark.log)
@@ -163,7 +172,7 @@ class _Launched:
     zips: set = set()
 
 
-def _default_conf(master: str, log_dir: Path) -> dict:
+def _default_conf(master: str, log_dir: Path, cds_opts: str | None = None) -> dict:
     log4j = log_dir / "log4j2.properties"
     if not log4j.exists():
         log4j.write_text(LOG4J2)
@@ -172,7 +181,9 @@ def _default_conf(master: str, log_dir: Path) -> dict:
     # (the work is in the Python workers): with the C1 compiler only and one
     # GC thread it starts several seconds sooner and burns less CPU beside
     # the workers on a small machine (bench/README.md)
-    driver_opts = f"{java_opts} {DRIVER_JIT_OPTS}".strip()
+    driver_opts = f"{java_opts} {DRIVER_JIT_OPTS} {cds_opts or ''}".strip()
+    # a crash report goes beside spark.log, not into the working folder
+    driver_opts += f" -XX:ErrorFile={log_dir}/hs_err_pid%p.log"
     conf = {
         "spark.app.name": "kmc",
         "spark.master": master,
@@ -275,11 +286,16 @@ def get_session(master: str | None = None, log_dir: Path | None = None, conf: di
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no other interface is needed
     log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="kmc-spark-"))
     log_dir.mkdir(parents=True, exist_ok=True)
-    settings = _default_conf(master, log_dir)
-    settings.update(conf or {})
-    sconf = SparkConf(loadDefaults=False)
-    for k, v in settings.items():
-        sconf.set(k, v)
+    def spark_conf(cds: DriverCds | None):
+        settings = _default_conf(master, log_dir, cds.option if cds else None)
+        settings.update(conf or {})
+        sconf = SparkConf(loadDefaults=False)
+        for k, v in settings.items():
+            sconf.set(k, v)
+        return sconf
+
+    cds = driver_cds() if SparkContext._gateway is None else None
+    sconf = spark_conf(cds)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
@@ -291,13 +307,22 @@ def get_session(master: str | None = None, log_dir: Path | None = None, conf: di
         log_path = log_dir / "spark.log"
         log = open(log_path, "ab")
         try:
-            gateway = launch_gateway(sconf, popen_kwargs={"stdout": log, "stderr": log})
+            try:
+                gateway = launch_gateway(sconf, popen_kwargs={"stdout": log, "stderr": log})
+            except Exception:  # noqa: BLE001 - once more without the archive (a JVM dies of a bad one)
+                if cds is None or cds.pending is not None:
+                    raise
+                cds.archive.unlink(missing_ok=True)
+                cds, sconf = None, spark_conf(None)
+                gateway = launch_gateway(sconf, popen_kwargs={"stdout": log, "stderr": log})
         except Exception as e:  # noqa: BLE001 - PySparkRuntimeError and friends
             raise SparkUnavailableError(f"cannot start Spark's JVM ({type(e).__name__}: "
                                         f"{' '.join(str(e).split())[:300]}); see {log_path}") from None
         finally:
             log.close()  # the JVM holds its own descriptor
         _Launched.log_path = log_path
+        if cds is not None and cds.pending is not None:
+            atexit.register(cds.keep, gateway.proc)
         sc = _new_context(master, log_path, lambda: SparkContext(gateway=gateway, conf=sconf))
     else:
         sc = _new_context(master, _Launched.log_path, lambda: SparkContext(conf=sconf))
@@ -307,6 +332,92 @@ def get_session(master: str | None = None, log_dir: Path | None = None, conf: di
     _Launched.master = master
     _Launched.zips = set()
     return session
+
+
+class DriverCds:
+    """The driver JVM's class-data-sharing option: use the archive of this Java
+    and pyspark (`archive`), or (none yet) have the JVM write one as it exits,
+    into `pending`, which keep() turns into the archive."""
+
+    def __init__(self, option: str, archive: Path, pending: Path | None = None, java: str = "java"):
+        self.option, self.archive, self.pending, self.java = option, archive, pending, java
+
+    def keep(self, proc) -> None:
+        """At exit: end the JVM as Python's exit would (its stdin closed), wait
+        for it to write the archive, and keep it if a JVM starts with it (one
+        cut short crashes the JVM that maps it), named with its size (a later
+        run checks it) and renamed into place atomically. A JVM killed
+        meanwhile leaves a .part, which a later run removes."""
+        pending = self.pending
+        try:
+            if proc.poll() is None:
+                proc.stdin.close()
+                proc.wait(timeout=CDS_DUMP_TIMEOUT_S)
+            ok = (proc.returncode == 0 and pending.is_file() and not _archives(self.archive)
+                  and _magic(pending) == CDS_DYNAMIC_MAGIC
+                  and subprocess.run([self.java, f"-XX:SharedArchiveFile={pending}",
+                                      f"-XX:ErrorFile={pending}.crash.log", "-version"],
+                                     capture_output=True, timeout=60).returncode == 0)
+            if ok:
+                os.replace(pending, self.archive.with_name(f"{self.archive.stem}-{pending.stat().st_size}.jsa"))
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            pass  # only a speed-up: a later run makes one again
+        finally:
+            for leftover in (pending, Path(f"{pending}.crash.log")):
+                try:
+                    leftover.unlink(missing_ok=True)
+                except OSError:
+                    pass
+
+
+def _magic(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(4)
+
+
+def _archives(archive: Path) -> list[Path]:
+    return sorted(archive.parent.glob(f"{archive.stem}-*.jsa"))
+
+
+def cds_folder() -> Path | None:
+    """Where the driver's class-data archive is kept: $KMC_SPARK_CDS, else the
+    user's cache folder; None when KMC_SPARK_CDS is off."""
+    where = os.environ.get(CDS_ENV, "")
+    if where.lower() in ("off", "0", "no", "false"):
+        return None
+    if where:
+        return Path(where)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kmc" / "spark-cds"
+
+
+def driver_cds() -> DriverCds | None:
+    """The CDS option for the driver JVM about to be launched (None: off, or
+    no folder to keep the archive in). The archive is named by the java
+    binary (path, size, time) and pyspark (path, version) it was made with,
+    and its size (one of another size was cut short: removed)."""
+    try:
+        folder = cds_folder()
+        if folder is None:
+            return None
+        import pyspark
+        java = Path(find_java()).resolve()
+        st = java.stat()
+        key = hashlib.sha256(f"{java}|{st.st_size}|{st.st_mtime_ns}|{Path(pyspark.__file__).parent}|"
+                             f"{pyspark.__version__}".encode()).hexdigest()[:16]
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = folder / f"driver-{key}.jsa"
+        for made in _archives(archive):
+            if made.stat().st_size == int(made.stem.rsplit("-", 1)[1]):
+                return DriverCds(f"-XX:SharedArchiveFile={made}", made, java=str(java))
+            made.unlink(missing_ok=True)
+        now = time.time()
+        for old in folder.glob("*.part"):  # a JVM killed while writing one
+            if now - old.stat().st_mtime > 3600:
+                old.unlink(missing_ok=True)
+        pending = folder / f"driver-{key}.{os.getpid()}.part"
+        return DriverCds(f"-XX:ArchiveClassesAtExit={pending}", archive, pending, str(java))
+    except (OSError, ValueError, SparkUnavailableError, ImportError):
+        return None
 
 
 def _quiet_py4j() -> None:
