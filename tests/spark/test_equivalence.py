@@ -120,22 +120,27 @@ def test_kafka_complete_state_space(spark, tmp_path):
     local, result = run_both(config, CheckOptions(), tmp_path, partitions=3)
     assert result.distinct == 14304 and result.exhausted
     assert len(result.per_level_distinct) == 39
-    assert_range_tasks(tmp_path / "run", config, result.per_level_distinct)
+    ranged, guided = assert_range_tasks(tmp_path / "run", config, result.per_level_distinct)
+    assert ranged > 10 and guided > 10   # (rows of 2,048 states: 3 tasks at most here)
 
 
-def assert_range_tasks(run_dir, config, per_level):
+def assert_range_tasks(run_dir, config, per_level, bound=None):
     """The expand tasks of each level written by merge tasks are ranges of
-    BFS keys: together they hold each of its states once, in key order."""
+    BFS keys: together they hold each of its states once, in key order (as
+    three even ranges, and as the engine splits it: guided, big ranges then
+    small ones)."""
     from checker.search import codec
     from checker.search.registry import build
     from checker.search.spark import levels, tasks
     cfg = tasks.TaskConfig(model=config["model"], variant=config["variant"], constants_json="{}",
                            properties=(), view=None)   # bits: 64
     decoder = codec.StateDecoder(build(config["model"], config["variant"], config["constants"])[0])
-    ranged = 0
-    for lv in levels.committed_levels(run_dir)[1:]:
+    from checker.search.spark.engine import SparkSearch
+    ranged = guided = 0
+    expanded = [lv for lv in levels.committed_levels(run_dir)[1:] if bound is None or lv < bound]
+    for lv, split in ((lv, split) for lv in expanded for split in ("even", "guided")):
         here = levels.level_dir(run_dir, lv)
-        inputs = levels.task_inputs(here, 3)
+        inputs = levels.task_inputs(here, 3) if split == "even" else SparkSearch._expand_inputs(here, 3)
         assert all(len(s) == 5 for inp in inputs for s in inp)   # slices, not whole files
         got = [[(e[0], e[1]) for e in tasks.on_files(lambda i, rows: tasks._read_frontier(cfg, rows, decoder),
                                                        i, [inp])] for i, inp in enumerate(inputs)]
@@ -143,8 +148,28 @@ def assert_range_tasks(run_dir, config, per_level):
                        for k, fp in zip(codec.unpack(r["keys"]), codec.unpack_fps(r["fps"])))
         assert [x for task in got for x in task] == level
         assert len(level) == (per_level[lv] if lv < len(per_level) else 0)   # the last level: empty
-        ranged += sum(1 for task in got if task) > 1
-    assert ranged > 10   # levels split into more than one task
+        split_here = sum(1 for task in got if task) > 1
+        ranged += split == "even" and split_here
+        guided += split == "guided" and split_here
+    return ranged, guided   # levels split into more than one task, evenly and as the engine does
+
+
+@pytest.mark.slow
+def test_kafka_reference_with_small_ranges(spark, tmp_path):
+    """The KIP-966 reference configuration to depth 10 (314,578 states; level 9
+    has 80,537, about 40 rows of 2,048, so the engine's guided split really
+    has small ranges beside its two big ones): the local engine's answers,
+    and the tasks of every level hold each state once, in key order."""
+    from checker.search.spark import levels
+    from checker.search.spark.engine import SparkSearch
+    spec = load_spec(ROOT / "specs" / "kraft-kip966-reference.toml", depth=10)
+    config = {"model": spec.model, "variant": spec.variant, "constants": spec.constants}
+    local, result = run_both(config, CheckOptions(max_depth=10), tmp_path, partitions=2)
+    assert result.distinct == 314578
+    run = tmp_path / "run"
+    tasks = {lv: len(SparkSearch._expand_inputs(levels.level_dir(run, lv), 2)) for lv in range(1, 10)}
+    assert tasks[9] > 2 and max(tasks.values()) <= 6, tasks
+    assert min(assert_range_tasks(run, config, result.per_level_distinct, bound=10)) >= 4  # of 9 levels
 
 
 def test_reruns_write_the_same_levels(spark, tmp_path):
