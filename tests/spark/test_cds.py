@@ -97,16 +97,27 @@ def _kmc(folder: Path, out: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, cwd=out, env=env, timeout=600)
 
 
+def test_java_options_with_spaces_stay_whole():
+    assert session.java_option("-XX:+UseSerialGC") == "-XX:+UseSerialGC"
+    assert session.java_option("-Dx=file:/a b/c") == '"-Dx=file:/a b/c"'
+    assert session.java_option('-Dx=a"b\\c') == '"-Dx=a\\"b\\\\c"'
+
+
 @pytest.mark.slow
-def test_a_run_makes_the_archive_and_survives_a_bad_one(folder, tmp_path):
+def test_a_run_makes_the_archive_and_survives_a_bad_one(tmp_path, monkeypatch):
     """A run without an archive leaves one behind (its JVM writes it as it
-    exits); a run given one cut short (its name made to match: the JVM dies
-    mapping it) starts Spark again without it, removes it, and finishes; the
-    JVM's crash report lands in the run folder, not the working one."""
-    out = tmp_path / "out"
+    exits; no traceback from Spark's side as it goes); a run given one cut
+    short (its name made to match: the JVM dies mapping it) starts Spark
+    again without it, removes it, and finishes; the JVM's crash report lands
+    in the run folder, not the working one. The folders have spaces in
+    their paths (JVM options that hold them stay whole)."""
+    folder = tmp_path / "the cds"
+    monkeypatch.setenv(session.CDS_ENV, str(folder))
+    out = tmp_path / "the out"
     out.mkdir()
     r = _kmc(folder, out)
     assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
     made = list(folder.glob("driver-*.jsa"))
     assert len(made) == 1 and not list(folder.glob("*.part"))
     data = made[0].read_bytes()
@@ -115,7 +126,7 @@ def test_a_run_makes_the_archive_and_survives_a_bad_one(folder, tmp_path):
     short.write_bytes(data[:len(data) // 3])
     r = _kmc(folder, out)
     assert r.returncode == 0, r.stderr
-    assert "Model checking completed" in r.stdout
+    assert "Model checking completed" in r.stdout and "Traceback" not in r.stderr
     assert not short.exists()
     assert not list(out.glob("hs_err*"))
     assert list(out.rglob("hs_err_pid*.log"))

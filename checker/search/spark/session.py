@@ -172,18 +172,28 @@ class _Launched:
     zips: set = set()
 
 
-def _default_conf(master: str, log_dir: Path, cds_opts: str | None = None) -> dict:
+def java_option(opt: str) -> str:
+    """One JVM option as Spark reads extraJavaOptions (split at whitespace,
+    quotes and backslashes as in a shell): quoted when it holds a path with
+    a space, say, so that it stays one option."""
+    if not re.search(r"[\s\"'\\]", opt):
+        return opt
+    return '"' + opt.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _default_conf(master: str, log_dir: Path, cds_opt: str | None = None) -> dict:
     log4j = log_dir / "log4j2.properties"
     if not log4j.exists():
         log4j.write_text(LOG4J2)
-    java_opts = f"-Dlog4j2.configurationFile=file:{log4j} -Dlog4j.configurationFile=file:{log4j}"
+    java_opts = f"{java_option(f'-Dlog4j2.configurationFile=file:{log4j}')} " \
+                f"{java_option(f'-Dlog4j.configurationFile=file:{log4j}')}"
     # the driver JVM mostly starts up, schedules tasks and moves shuffle bytes
     # (the work is in the Python workers): with the C1 compiler only and one
     # GC thread it starts several seconds sooner and burns less CPU beside
     # the workers on a small machine (bench/README.md)
-    driver_opts = f"{java_opts} {DRIVER_JIT_OPTS} {cds_opts or ''}".strip()
+    driver_opts = f"{java_opts} {DRIVER_JIT_OPTS} {java_option(cds_opt) if cds_opt else ''}".strip()
     # a crash report goes beside spark.log, not into the working folder
-    driver_opts += f" -XX:ErrorFile={log_dir}/hs_err_pid%p.log"
+    driver_opts += " " + java_option(f"-XX:ErrorFile={log_dir}/hs_err_pid%p.log")
     conf = {
         "spark.app.name": "kmc",
         "spark.master": master,
@@ -351,6 +361,10 @@ class DriverCds:
         pending = self.pending
         try:
             if proc.poll() is None:
+                try:  # first Spark, whose accumulator server would see the JVM go (a traceback)
+                    stop_session()
+                except Exception:  # noqa: BLE001 - a JVM already going
+                    pass
                 proc.stdin.close()
                 proc.wait(timeout=CDS_DUMP_TIMEOUT_S)
             ok = (proc.returncode == 0 and pending.is_file() and not _archives(self.archive)
