@@ -353,11 +353,12 @@ class DriverCds:
         self.option, self.archive, self.pending, self.java = option, archive, pending, java
 
     def keep(self, proc) -> None:
-        """At exit: end the JVM as Python's exit would (its stdin closed), wait
-        for it to write the archive, and keep it if a JVM starts with it (one
-        cut short crashes the JVM that maps it), named with its size (a later
-        run checks it) and renamed into place atomically. A JVM killed
-        meanwhile leaves a .part, which a later run removes."""
+        """At exit: stop Spark, end the JVM as Python's exit would (its stdin
+        closed), wait for it to write the archive, and keep it if a JVM
+        starts with it (one cut short crashes the JVM that maps it), named
+        with its size (a later run checks it) and renamed into place
+        atomically. A JVM killed meanwhile leaves a .part, which a later run
+        removes."""
         pending = self.pending
         try:
             if proc.poll() is None:
