@@ -141,11 +141,11 @@ def key_ranges(index: list, tasks) -> list:
     cuts: list = []
     done = b = 0
     for r in rows:
-        if total and b < len(bounds) and done * W >= total * bounds[b]:
-            while b < len(bounds) and done * W >= total * bounds[b]:
-                b += 1
-            if not cuts or r[4] > cuts[-1]:
-                cuts.append(r[4])
+        crossed = b
+        while total and b < len(bounds) and done * W >= total * bounds[b]:
+            b += 1
+        if b > crossed and (not cuts or r[4] > cuts[-1]):
+            cuts.append(r[4])
         done += r[3]
     return cuts
 
