@@ -43,6 +43,7 @@ import json
 import os
 import re
 import shutil
+from itertools import accumulate
 from pathlib import Path
 
 from checker.search.files import digest_problem, file_digest, write_atomic
@@ -135,7 +136,7 @@ def key_ranges(index: list, tasks) -> list:
     order meets most of its duplicates itself (bench/frontier_split.py)."""
     weights = [1] * tasks if isinstance(tasks, int) else list(tasks)
     W = sum(weights)
-    bounds = [sum(weights[:i + 1]) for i in range(len(weights) - 1)]  # integers: exact
+    bounds = list(accumulate(weights[:-1]))  # integers: exact
     rows = sorted(index, key=lambda r: r[4])
     total = sum(r[3] for r in rows)
     cuts: list = []

@@ -438,8 +438,8 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
                     stats["error"] = [child_key(part[ei][0], made), message, "evaluation"]
                     expanding = False
                 if res.deadlocks and stats["deadlock"] is None:
-                    dead = res.deadlocks
-                    stats["deadlock"] = [part[dead[0]][0], codec.fp_to_str(part[dead[0]][1])]
+                    dkey, dfp = part[res.deadlocks[0]][:2]
+                    stats["deadlock"] = [dkey, codec.fp_to_str(dfp)]
                     if stop_on_violation:
                         expanding = False  # nothing after it in this stream can come first
             _collect()
