@@ -88,6 +88,9 @@ class Model(Protocol):
     # Optional: switched_off() -> {action name: why}, the actions the
     # constants switch off on purpose (a fault limit of 0), so that a run's
     # report tells them from actions the model never reached.
+    # Optional: plain_converters() -> per variable, the function from_plain
+    # applies to its plain value, so that a decoder rebuilds only the
+    # variables whose encodings it has not met (checker.search.codec).
 
 
 class ModelError(Exception):

@@ -26,11 +26,11 @@ from typing import Sequence
 
 import msgpack
 
-from checker.search.encoding import decode_state, encode, parts_to_bytes
+from checker.search.encoding import decode, decode_state, encode, parts_to_bytes
 
 __all__ = ["key_component", "child_key", "key_components", "parent_key", "pack_fps", "unpack_fps",
            "fp_to_str", "fp_from_str", "pack", "unpack", "pack_states", "unpack_columns",
-           "unpack_states", "StateDecoder"]
+           "unpack_states", "pack_picks", "unpack_picks", "picked", "StateDecoder"]
 
 _BIG = sys.byteorder == "big"
 _MASK64 = (1 << 64) - 1
@@ -133,9 +133,10 @@ def pack_states(states: Sequence[Sequence[bytes]]) -> bytes:
     return pack([len(states), cols])
 
 
-def unpack_columns(data: bytes) -> tuple[int, list]:
+def unpack_columns(data: bytes, picks: array | None = None) -> tuple[int, list]:
     """A packed batch as (n, per variable (distinct parts, indices or None
-    when the variable has one part in the whole batch))."""
+    when the variable has one part in the whole batch)); with `picks` (the
+    indices of the states wanted, ascending) only those states."""
     n, cols = unpack(data)
     out = []
     for col in cols:
@@ -147,16 +148,44 @@ def unpack_columns(data: bytes) -> tuple[int, list]:
         a.frombytes(raw)
         if _BIG:
             a.byteswap()
+        if picks is not None:
+            a = array(code, map(a.__getitem__, picks))
         out.append((table, a))
-    return n, out
+    return (n if picks is None else len(picks)), out
 
 
-def unpack_states(data: bytes) -> list[list[bytes]]:
-    """The parts lists back; equal parts are one bytes object (hashed once)."""
-    n, cols = unpack_columns(data)
+def unpack_states(data: bytes, picks: array | None = None) -> list[list[bytes]]:
+    """The parts lists back (of the states `picks` names, if given); equal
+    parts are one bytes object (hashed once)."""
+    n, cols = unpack_columns(data, picks)
     if not cols:
         return [[] for _ in range(n)]
     return list(map(list, zip(*(_column(t, a, n) for t, a in cols))))
+
+
+def pack_picks(indices: Sequence[int]) -> bytes:
+    """The indices of the states of a batch that a level row keeps
+    (ascending, each < 2**16), packed."""
+    a = array("H", indices)
+    if _BIG:
+        a.byteswap()
+    return a.tobytes()
+
+
+def unpack_picks(data: bytes | None) -> array | None:
+    """pack_picks' indices back (None: every state of the batch)."""
+    if data is None:
+        return None
+    a = array("H")
+    a.frombytes(data)
+    if _BIG:
+        a.byteswap()
+    return a
+
+
+def picked(items: Sequence, picks: array | None) -> Sequence:
+    """The items a batch's picks name (all of them when picks is None)."""
+    return items if picks is None else [items[i] for i in picks]
 
 
 def _column(table: list, idx, n: int):
@@ -167,14 +196,17 @@ def _column(table: list, idx, n: int):
 # ---- states back from their parts ----------------------------------------------
 
 _MISSING = object()
+_UNUSED = (None, None)
 
 
 class StateDecoder:
     """Rebuilds states from their parts with a per-variable cache: part bytes ->
     (the canonical bytes object, the rebuilt value). Most variables take few
     distinct values across a level, so a state usually costs a few dict
-    lookups; on a miss the whole state is decoded and rebuilt with
-    model.from_plain (the model's own rebuild) and every part is cached.
+    lookups. A part not cached is decoded and rebuilt alone when the model
+    has per-variable converters (`plain_converters()`, from_plain one
+    variable at a time), else the whole state is, with model.from_plain, and
+    its parts are cached.
     Rebuilt states share their sub-objects, which the encoder's identity cache
     exploits: a value rebuilt on a miss is encoded once right away, which
     puts it and its sub-objects in that cache (checker.search.encoding.encode), so
@@ -188,31 +220,55 @@ class StateDecoder:
         self.caches: list[dict] = [dict() for _ in model.variables]
         self.shared: dict = {}    # _share's table
         self.make = None  # the state class's _make, learnt from from_plain
+        converters = getattr(model, "plain_converters", None)
+        self.converters = converters() if converters is not None else None
 
     def decode(self, parts: Sequence[bytes]):
         """(state, canonical parts list)."""
         caches = self.caches
         hits = [c.get(p, _MISSING) for c, p in zip(caches, parts)]
+        if _MISSING in hits and self.converters is not None and self.make is not None:
+            hits = [self._part(i, p) if h is _MISSING else h for i, (p, h) in enumerate(zip(parts, hits))]
         if _MISSING not in hits and self.make is not None:
             return self.make([h[1] for h in hits]), [h[0] for h in hits]
         state = self.model.from_plain(decode_state(parts_to_bytes(parts)))
-        return self._fill(parts, state, hits, True)
+        return self._fill(parts, state, hits)
 
-    def decode_batch(self, data: bytes) -> list[tuple]:
-        """decode() of every state of a packed batch (pack_states), column by
-        column: each distinct part of a variable is looked up once, and the
-        states are assembled by C loops. States with a part not cached yet
-        are first decoded one by one (which caches their parts)."""
-        n, cols = unpack_columns(data)
+    def _part(self, i: int, p: bytes) -> tuple:
+        """The cache entry (p, value) of part p of variable i, not cached yet:
+        the value rebuilt alone, made of shared sub-values, encoded once."""
+        c = self.caches[i]
+        if len(c) >= self.LIMIT:
+            c.clear()
+        v = self._share(self.converters[i](decode(p)))
+        encode(v)
+        h = c[p] = (p, v)
+        return h
+
+    def decode_batch(self, data: bytes, picks: array | None = None) -> list[tuple]:
+        """decode() of every state of a packed batch (pack_states), or of
+        those `picks` names, column by column: each distinct part of a
+        variable is looked up once, and the states are assembled by C loops.
+        A part not cached yet is rebuilt alone (the model's
+        plain_converters), or else the states that have one are first
+        decoded one by one (which caches their parts)."""
+        n, cols = unpack_columns(data, picks)
+        alone = self.converters is not None and self.make is not None
         for attempt in range(2):
             looked = []
             bad_rows: set = set()
-            for c, (table, idx) in zip(self.caches, cols):
+            for i, (c, (table, idx)) in enumerate(zip(self.caches, cols)):
                 hits = [c.get(p, _MISSING) for p in table]
-                if _MISSING in hits:
-                    bad = {i for i, h in enumerate(hits) if h is _MISSING}
+                if _MISSING in hits and alone:  # each new part rebuilt alone (if a state has it)
+                    used = set(idx) if picks is not None and idx is not None else None
+                    hits = [h if h is not _MISSING else self._part(i, table[t]) if used is None or t in used
+                            else _UNUSED for t, h in enumerate(hits)]
+                elif _MISSING in hits:
+                    bad = {t for t, h in enumerate(hits) if h is _MISSING}
                     bad_rows.update(range(n) if idx is None else
                                     (j for j, t in enumerate(idx) if t in bad))
+                    # (a part no picked state has: never looked at again)
+                    hits = [_UNUSED if h is _MISSING else h for h in hits]
                 looked.append((hits, idx))
             if not bad_rows and self.make is not None and cols:
                 values = [_column([h[1] for h in hits], idx, n) for hits, idx in looked]
@@ -226,7 +282,7 @@ class StateDecoder:
                 continue
             break
         # many misses (or a cache dropped meanwhile): one by one
-        return [self.decode(parts) for parts in unpack_states(data)]
+        return [self.decode(parts) for parts in unpack_states(data, picks)]
 
     SHARED_LIMIT = 1 << 18
 
@@ -255,20 +311,10 @@ class StateDecoder:
             table[key] = x  # x holds its elements: their ids stay theirs
         return x
 
-    def intern(self, parts: Sequence[bytes], state):
-        """`state` (whose per-variable encodings are `parts`) made of the
-        cached values of its parts, the new ones cached as they are: equal
-        values become one object, as in rebuilt states."""
-        caches = self.caches
-        hits = [c.get(p, _MISSING) for c, p in zip(caches, parts)]
-        if _MISSING not in hits and self.make is not None:
-            return self.make([h[1] for h in hits])
-        return self._fill(parts, state, hits, False)[0]
-
-    def _fill(self, parts, state, hits, encode_new: bool):
-        """(state made of cached values, canonical parts): the values not yet
-        cached are cached as they are (and, when rebuilt, made of shared
-        sub-values and encoded once, so the encoder knows them)."""
+    def _fill(self, parts, state, hits):
+        """(state made of cached values, canonical parts) of a rebuilt state:
+        the values not yet cached are made of shared sub-values, encoded once
+        (so the encoder knows them) and cached."""
         if self.make is None:
             self.make = type(state)._make
         canon = []
@@ -277,11 +323,9 @@ class StateDecoder:
             if h is _MISSING:
                 if len(c) >= self.LIMIT:
                     c.clear()
-                if encode_new:
-                    v = self._share(v)
+                v = self._share(v)
                 h = c[p] = (p, v)
-                if encode_new:
-                    encode(v)
+                encode(v)
             canon.append(h[0])
             values.append(h[1])
         return self.make(values), canon

@@ -322,38 +322,90 @@ class KraftModel:
     def from_plain(self, values: tuple):
         """Rebuild a state from plain tuples / frozensets / ints (e.g. decoded
         msgpack): NamedTuples and IntEnums come back."""
-        v = list(values)
-        f = dict(zip(VARIABLES, v))
-        fs = frozenset
-        ctrs_cls = self._ctrs_class()
-        return KraftState(
-            con_unfenced=fs(f["con_unfenced"]),
-            con_broker_reg=tuple(BrokerReg(RegStatus(r[0]), r[1], r[2]) for r in f["con_broker_reg"]),
-            con_partition_metadata=_cpm(f["con_partition_metadata"]),
-            con_metadata_log=tuple(_pcr(r) for r in f["con_metadata_log"]),
-            broker_state=tuple(BrokerState(BrokerStatus(x[0]), x[1], x[2], bool(x[3]))
-                               for x in f["broker_state"]),
-            broker_fetchers=tuple(tuple(_fetcher(x) for x in row) for row in f["broker_fetchers"]),
-            broker_metadata_log=tuple(tuple(_pcr(r) for r in log) for log in f["broker_metadata_log"]),
-            partition_status=tuple(None if x is None else Role(x) for x in f["partition_status"]),
-            partition_metadata=tuple(_rpm(x) for x in f["partition_metadata"]),
-            partition_data=tuple(_data(x) for x in f["partition_data"]),
-            partition_leso=tuple(f["partition_leso"]),
-            partition_replica_state=tuple(tuple(PeerReplicaState(*x) for x in row)
-                                          for row in f["partition_replica_state"]),
-            partition_pending_ap=tuple(PendingAlterPartition(x[0], message_from_plain(x[1]))
-                                       for x in f["partition_pending_ap"]),
-            messages=fs(message_from_plain(m) for m in f["messages"]),
-            messages_discard=fs(message_from_plain(m) for m in f["messages_discard"]),
-            inv_sent=fs(f["inv_sent"]),
-            inv_pos_acked=fs(f["inv_pos_acked"]),
-            inv_neg_acked=fs(f["inv_neg_acked"]),
-            inv_true_hwm=f["inv_true_hwm"],
-            inv_consumed=tuple(_record(r) for r in f["inv_consumed"]),
-            aux_broker_epoch=f["aux_broker_epoch"],
-            aux_ctrs=ctrs_cls(*f["aux_ctrs"]),
-            aux_flo=tuple(f["aux_flo"]),
-        )
+        return KraftState._make(c(v) for c, v in zip(self.plain_converters(), values))
+
+    def plain_converters(self) -> tuple:
+        """Per variable, in state order, the function that rebuilds its value
+        from its plain form (from_plain, one variable at a time: a decoder
+        that knows the other variables' values rebuilds only the new ones)."""
+        by_name = {
+            "con_unfenced": frozenset,
+            "con_broker_reg": _broker_regs,
+            "con_partition_metadata": _cpm,
+            "con_metadata_log": _metadata_log,
+            "broker_state": _broker_states,
+            "broker_fetchers": _broker_fetchers,
+            "broker_metadata_log": _broker_metadata_logs,
+            "partition_status": _statuses,
+            "partition_metadata": _partition_metadata,
+            "partition_data": _partition_data,
+            "partition_leso": tuple,
+            "partition_replica_state": _replica_states,
+            "partition_pending_ap": _pending_aps,
+            "messages": _messages,
+            "messages_discard": _messages,
+            "inv_sent": frozenset,
+            "inv_pos_acked": frozenset,
+            "inv_neg_acked": frozenset,
+            "inv_true_hwm": _same,
+            "inv_consumed": _records,
+            "aux_broker_epoch": _same,
+            "aux_ctrs": self._ctrs_class()._make,
+            "aux_flo": tuple,
+        }
+        return tuple(by_name[v] for v in VARIABLES)
+
+
+def _same(x):
+    return x
+
+
+def _broker_regs(v):
+    return tuple(BrokerReg(RegStatus(r[0]), r[1], r[2]) for r in v)
+
+
+def _metadata_log(v):
+    return tuple(_pcr(r) for r in v)
+
+
+def _broker_states(v):
+    return tuple(BrokerState(BrokerStatus(x[0]), x[1], x[2], bool(x[3])) for x in v)
+
+
+def _broker_fetchers(v):
+    return tuple(tuple(_fetcher(x) for x in row) for row in v)
+
+
+def _broker_metadata_logs(v):
+    return tuple(tuple(_pcr(r) for r in log) for log in v)
+
+
+def _statuses(v):
+    return tuple(None if x is None else Role(x) for x in v)
+
+
+def _partition_metadata(v):
+    return tuple(_rpm(x) for x in v)
+
+
+def _partition_data(v):
+    return tuple(_data(x) for x in v)
+
+
+def _replica_states(v):
+    return tuple(tuple(PeerReplicaState(*x) for x in row) for row in v)
+
+
+def _pending_aps(v):
+    return tuple(PendingAlterPartition(x[0], message_from_plain(x[1])) for x in v)
+
+
+def _messages(v):
+    return frozenset(message_from_plain(m) for m in v)
+
+
+def _records(v):
+    return tuple(_record(r) for r in v)
 
 
 def _fs(x):

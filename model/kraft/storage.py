@@ -54,7 +54,6 @@ OFFLINE_CLEAN = BrokerStatus.OFFLINE_CLEAN
 OFFLINE_DIRTY = BrokerStatus.OFFLINE_DIRTY
 RUNNING = BrokerStatus.RUNNING
 TRUSTED, STOPPED_UNCLEAN, UNCLEAN = Ghost.TRUSTED, Ghost.STOPPED_UNCLEAN, Ghost.UNCLEAN
-_REF = len(VARIABLES)
 _KINDS = _MSG_TYPES + tuple(RecoveryMsgType)
 
 
@@ -402,13 +401,23 @@ class StorageModel(KraftModel):
                 ctrs.power_loss_ctr < self.power_limit)
 
     def from_plain(self, values: tuple):
-        base = KraftModel.from_plain(self, tuple(values[:_REF]))
-        flushed, ckpt, rec, ghost, reported = values[_REF:]
-        if rec is not None:
-            rec = UncleanRecovery(rec[0], frozenset(rec[1]),
-                                  frozenset(LogInfo(*a) for a in rec[2]))
-        return KraftStorageState(*base, partition_flushed=tuple(flushed),
-                                 partition_hwm_checkpoint=tuple(ckpt), con_recovery=rec,
-                                 ghost_unclean=tuple(Ghost(g) for g in ghost),
-                                 ghost_reported=RecoveryReport(reported[0], frozenset(reported[1])))
+        return KraftStorageState._make(c(v) for c, v in zip(self.plain_converters(), values))
 
+    def plain_converters(self) -> tuple:
+        """KraftModel's, then the storage variables' (in state order)."""
+        return KraftModel.plain_converters(self) + (tuple, tuple, _recovery, _ghosts, _report)
+
+
+
+def _recovery(rec):
+    if rec is None:
+        return None
+    return UncleanRecovery(rec[0], frozenset(rec[1]), frozenset(LogInfo(*a) for a in rec[2]))
+
+
+def _ghosts(ghost):
+    return tuple(Ghost(g) for g in ghost)
+
+
+def _report(reported):
+    return RecoveryReport(reported[0], frozenset(reported[1]))

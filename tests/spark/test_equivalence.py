@@ -145,7 +145,8 @@ def assert_range_tasks(run_dir, config, per_level, bound=None):
         got = [[(e[0], e[1]) for e in tasks.on_files(lambda i, rows: tasks._read_frontier(cfg, rows, decoder),
                                                        i, [inp])] for i, inp in enumerate(inputs)]
         level = sorted((k, fp) for f in levels.part_files(here) for r in levels.read_part(f)
-                       for k, fp in zip(codec.unpack(r["keys"]), codec.unpack_fps(r["fps"])))
+                       for k, fp in zip(*(codec.picked(col, codec.unpack_picks(r["picks"]))
+                                          for col in (codec.unpack(r["keys"]), codec.unpack_fps(r["fps"])))))
         assert [x for task in got for x in task] == level
         assert len(level) == (per_level[lv] if lv < len(per_level) else 0)   # the last level: empty
         split_here = sum(1 for task in got if task) > 1
@@ -181,7 +182,7 @@ def test_reruns_write_the_same_levels(spark, tmp_path):
     for name in ("a", "b"):
         check_spark(config, CheckOptions(), master=LOCAL_MASTER, run_dir=tmp_path / name)
         files = levels.part_files(levels.level_dir(tmp_path / name, 6))
-        runs.append(sorted(tuple(r[c] for c in ("part", "seq", "fps", "keys", "parents", "actions", "states"))
+        runs.append(sorted(tuple(r[c] for c in ("part", "seq", "fps", "keys", "parents", "actions", "states", "picks"))
                            for f in files for r in levels.read_part(f) if r["kind"] == "states"))
     assert runs[0] == runs[1] and runs[0]
 

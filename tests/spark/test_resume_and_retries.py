@@ -83,15 +83,15 @@ def test_a_small_disk_stops_the_run_between_levels_and_it_resumes(spark, tmp_pat
 
 
 def test_a_run_folder_of_the_old_format_is_refused(spark, tmp_path):
-    """Format 2 kept a seen blob per partition in the level files; its run
-    folders are refused on resume, in one line."""
+    """Format 3 wrote level rows without picks (every state of a row new);
+    its run folders are refused on resume, in one line."""
     run_dir = tmp_path / "run"
     with pytest.raises(RunInterrupted):
         check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, run_dir=run_dir,
                     stop_after_level=2)
     config = json.loads((run_dir / "run.json").read_text())
-    assert config["format"] == 3
-    (run_dir / "run.json").write_text(json.dumps({**config, "format": 2}))
+    assert config["format"] == 4
+    (run_dir / "run.json").write_text(json.dumps({**config, "format": 3}))
     with pytest.raises(ResumeError, match="differs in: format"):
         check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, resume=run_dir)
 

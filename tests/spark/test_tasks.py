@@ -2,6 +2,7 @@
 the checks of the level at the depth bound."""
 from __future__ import annotations
 
+import gc
 import json
 
 from checker.search import codec
@@ -25,9 +26,9 @@ def _variant():
 def test_level_files_round_trip(tmp_path):
     rows = [(tasks.STATES, 1, 0, 2, b"\x01" * 16, codec.pack([b"\x00\x01", b"\x00\x02"]),
              b"\x00" * 16, codec.pack([None, None]), codec.pack_states([[b"\xc0"], [b"\xc3"]]),
-             codec.pack([1, 3])),
-            (tasks.STATES, 1, 1, 1, b"\x02" * 8, codec.pack([b"\x00\x03"]), b"\x00" * 8,
-             codec.pack([None]), None, None)]
+             codec.pack([1, 3]), None),
+            (tasks.STATES, 1, 1, 1, b"\x02" * 16, codec.pack([b"\x00\x03", b"\x00\x04"]), b"\x00" * 16,
+             codec.pack([None, None]), None, None, codec.pack_picks([1]))]
     path = levels.write_part(tmp_path, 1, rows)
     assert levels.part_files(tmp_path) == [path]
     back = list(levels.read_part(path))
@@ -70,15 +71,15 @@ def test_a_task_reads_its_slice_of_a_level_file(tmp_path):
     for seq, keys in enumerate([[k(0), k(2)], [k(4), k(6)]]):
         rows.append((tasks.STATES, 0, seq, 2, codec.pack_fps([10 + seq, 20 + seq]), codec.pack(keys),
                      codec.pack_fps([0, 0]), codec.pack([None, None]), codec.pack_states([[b"\xc0"], [b"\xc3"]]),
-                     None))
+                     None, None))
     path = levels.write_part(tmp_path, 0, rows, offsets)
     assert offsets[0][0] == 0 and offsets[0][1] == offsets[1][0] and offsets[1][1] == (tmp_path / path).stat().st_size
     back = list(levels.read_part(path, *offsets[1]))
     assert [r["seq"] for r in back] == [1] and "range" not in back[0]
 
     class Decoder:
-        def decode_batch(self, packed):
-            return [(None, parts) for parts in codec.unpack_states(packed)]
+        def decode_batch(self, packed, picks=None):
+            return [(None, parts) for parts in codec.unpack_states(packed, picks)]
 
     def frontier(*slice_):
         return [(e[0], e[1]) for e in tasks._read_frontier(_cfg(), levels.read_part(path, *slice_), Decoder())]
@@ -94,7 +95,7 @@ def test_a_level_without_a_row_index_is_read_a_file_per_task(tmp_path):
     k = codec.key_component
     for q in (0, 1):
         row = (tasks.STATES, q, 0, 1, codec.pack_fps([q]), codec.pack([k(q)]), codec.pack_fps([0]),
-               codec.pack([None]), codec.pack_states([[b"\xc0"]]), None)
+               codec.pack([None]), codec.pack_states([[b"\xc0"]]), None, None)
         levels.write_part(tmp_path, q, [row])
         if q == 0:
             tasks.write_stats(str(levels.stats_dir(tmp_path)), q, {"part": q})
@@ -117,6 +118,60 @@ def test_shuffled_records_round_trip():
     assert tasks.unpack_records([packed], picks, 64) == [
         (9, records[1][1], 3, b"b", [b"\x01", b"\x03"], 6),
         (7, records[0][1], 3, b"a", [b"\x01", b"\x02"], 1)]
+
+
+def test_the_merge_writes_the_shipped_batches_with_picks(tmp_path):
+    """Batches of disjoint key ranges (the expand tasks' ranges of BFS order)
+    become the level's rows as they were shipped, each with the indices of
+    the states it wins: not seen in earlier levels, and the smallest key of
+    their fingerprint. Batches of interleaved keys (tasks of whole files)
+    are sorted and packed again. Either way the next job reads the same new
+    states in BFS order."""
+    from checker.search.encoding import encode
+    from checker.search.spark import seen
+
+    class Decoder:
+        def decode_batch(self, packed, picks=None):
+            return [(None, parts) for parts in codec.unpack_states(packed, picks)]
+
+    cfg = _cfg(partitions=1)
+    go = encode(("Go", ()))
+    k = codec.key_component
+
+    def batch(*fps_keys):
+        return ("S", tasks.pack_records([(fp, key, 0, go, [bytes([fp])], 1) for fp, key in fps_keys], 64))
+
+    def merged(name, *batches):
+        root = tmp_path / name / "levels"
+        seen.write_seen(root / "level-00000", 0, 0, 1, 64, [5])   # fingerprint 5 seen in level 0
+        out = root / ".level-00001.tmp"
+        items = [(0, b) for b in batches] + [(0, ("T", {"task": 1})), (0, ("T", {"task": 0}))]
+        enabled = gc.isenabled()   # (a merge task turns its process's collector off)
+        try:
+            stats, = tasks.merge_partition(cfg, 1, str(out), 0, iter(items))
+        finally:
+            if enabled:
+                gc.enable()
+        rows = list(levels.read_part(levels.part_path(out, 0)))
+        got = [(e[0], e[1], e[3]) for e in tasks._read_frontier(cfg, rows, Decoder())]
+        return stats, rows, got
+
+    a = [(1, k(0) + k(0)), (2, k(0) + k(1)), (5, k(0) + k(2))]   # task 0's range
+    b = [(2, k(1) + k(0)), (3, k(1) + k(1))]                      # task 1's: 2 again, with a bigger key
+    stats, rows, got = merged("ranges", batch(*b), batch(*a))     # (the shuffle's order)
+    want = [(k(0) + k(0), 1, [b"\x01"]), (k(0) + k(1), 2, [b"\x02"]), (k(1) + k(1), 3, [b"\x03"])]
+    assert got == want
+    assert [codec.unpack_picks(r["picks"]).tolist() for r in rows] == [[0, 1], [1]]
+    assert [r["n"] for r in rows] == [2, 1] and [r["seq"] for r in rows] == [0, 1]
+    assert stats["new"] == 3 and stats["by_action"] == {"Go": 3} and stats["seen_total"] == 4
+    assert [e["task"] for e in stats["expand"]] == [0, 1]
+    assert [r[3:] for r in stats["rows"]] == [[2, k(0) + k(0), k(0) + k(1)], [1, k(1) + k(1), k(1) + k(1)]]
+    # a batch whose states are all new is written without picks
+    _, rows, got = merged("all-new", batch(*b[1:]), batch(*a[:2]))
+    assert got == want and [r["picks"] for r in rows] == [None, None]
+    # interleaved keys: one row, sorted, packed again
+    stats, rows, got = merged("interleaved", batch(a[0], a[2], b[1]), batch(a[1], b[0]))
+    assert got == want and len(rows) == 1 and rows[0]["picks"] is None and stats["new"] == 3
 
 
 def test_checks_at_the_bound_note_an_evaluation_error_instead_of_raising():
@@ -192,10 +247,23 @@ def test_batch_decode_is_decode_state_by_state():
     warm = codec.StateDecoder(model)
     for p in parts[:len(parts) // 2]:   # half the batch's values cached
         warm.decode(p)
-    for decoder in (codec.StateDecoder(model), warm):
+    whole = codec.StateDecoder(model)   # a model without per-variable converters
+    whole.converters = None
+    whole.decode(parts[0])
+    for decoder in (codec.StateDecoder(model), warm, whole):
         got = decoder.decode_batch(codec.pack_states(parts))
         assert [s for s, _ in got] == [s for s, _, _ in frontier]
         assert [c for _, c in got] == parts
+    # only the states a row picks
+    picks = codec.unpack_picks(codec.pack_picks(range(1, len(parts), 3)))
+    hot = codec.StateDecoder(model)
+    for i in picks:   # the picked states' parts cached, not all the others'
+        hot.decode(parts[i])
+    for decoder in (codec.StateDecoder(model), warm, hot):
+        got = decoder.decode_batch(codec.pack_states(parts), picks)
+        assert [s for s, _ in got] == [frontier[i][0] for i in picks]
+        assert [c for _, c in got] == [parts[i] for i in picks]
+    assert codec.unpack_states(codec.pack_states(parts), picks) == [parts[i] for i in picks]
 
 
 def test_rebuilt_states_share_equal_sub_values():

@@ -67,7 +67,7 @@ from checker.search.spark.errors import (ExecutorSetupError, ResumeError, RunInt
 from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
 
 STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
-FORMAT = 3  # 3: seen fingerprints as sorted runs per level (checker/search/spark/seen.py)
+FORMAT = 4  # 3: seen fingerprints as sorted runs per level (checker/search/spark/seen.py); 4: rows with picks
 # a frontier below this is expanded in one task, into one partition, without
 # a shuffle: a shuffle and a second stage cost about as much as a level of a
 # few thousand states shares out over two cores (bench/README.md)

@@ -6,14 +6,18 @@
                                         partition (part-00003.msgpack: a stream of
                                         msgpack rows, written by the task that made
                                         them); rows by `kind`:
-        states   up to 2048 new states: packed fingerprints, BFS keys, parent
-                 fingerprints, actions (msgpack), states (per-variable canonical
-                 msgpack encodings, by column: codec.pack_states; None at the
-                 depth bound, whose states are checked as they are generated
-                 and never rebuilt); per state the mask of the variables
-                 its witness step changed (msgpack ints; the properties a
-                 state is checked against when rebuilt; absent at level 0:
-                 all); `part` = fingerprint partition
+        states   a batch of up to 2048 states as an expand task shipped it:
+                 packed fingerprints, BFS keys, parent fingerprints, actions
+                 (msgpack), states (per-variable canonical msgpack
+                 encodings, by column: codec.pack_states; None at the depth
+                 bound, whose states are checked as they are generated and
+                 never rebuilt); per state the mask of the variables its
+                 witness step changed (msgpack ints; the properties a state
+                 is checked against when rebuilt; absent at level 0: all);
+                 `picks`: the indices of the batch's states that are new
+                 states of this level (codec.pack_picks; None: all), the
+                 others being seen before or won by a smaller key; `n`: how
+                 many; `part` = fingerprint partition
     <run>/levels/level-00007/seen/      per partition, the fingerprints this level
                                         added, as a sorted run (part-00003.run), and
                                         the index of the partition's seen set after
@@ -69,7 +73,7 @@ def tmp_level_dir(run_dir: Path, level: int) -> Path:
 
 
 # a level-file row, as the tasks see it (a dict of these columns)
-COLUMNS = ("kind", "part", "seq", "n", "fps", "keys", "parents", "actions", "states", "changed")
+COLUMNS = ("kind", "part", "seq", "n", "fps", "keys", "parents", "actions", "states", "changed", "picks")
 
 
 def rows_dir(level_path: Path) -> Path:

@@ -39,7 +39,7 @@ from typing import Any, Iterable, Iterator
 from checker.search import codec
 from checker.search.spark import levels, seen as seenruns
 
-# Level-file rows: (kind, part, seq, n, fps, keys, parents, actions, states)
+# Level-file rows: (kind, part, seq, n, fps, keys, parents, actions, states, changed, picks)
 STATES = "states"
 BATCH = 2048  # states per level-file row and per shuffled record batch
 
@@ -234,7 +234,8 @@ def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
     for row in rows:
         kind = row["kind"]
         if kind == STATES:
-            fps = codec.unpack_fps(row["fps"], cfg.bits)
+            picks = codec.unpack_picks(row.get("picks"))
+            fps = codec.picked(codec.unpack_fps(row["fps"], cfg.bits), picks)
             r = -1
             if actions_out is not None:
                 r = len(actions_out)
@@ -242,8 +243,9 @@ def _read_frontier(cfg: TaskConfig, rows: Iterable, decoder: codec.StateDecoder,
             if row["states"] is None:
                 raise ValueError("this level was written without its states (the depth bound)")
             packed = row.get("changed")
-            changed = codec.unpack(packed) if packed is not None else repeat(EVERY_VARIABLE)
-            mine = zip(codec.unpack(row["keys"]), fps, decoder.decode_batch(row["states"]), count(), changed)
+            changed = codec.picked(codec.unpack(packed), picks) if packed is not None else repeat(EVERY_VARIABLE)
+            mine = zip(codec.picked(codec.unpack(row["keys"]), picks), fps,
+                       decoder.decode_batch(row["states"], picks), picks or count(), changed)
             lo, hi = row.get("range", (None, None))
             if lo is not None or hi is not None:  # a task's key range: the row's edges are another's
                 mine = (x for x in mine if (lo is None or x[0] >= lo) and (hi is None or x[0] < hi))
@@ -275,16 +277,15 @@ class LevelJob:
 class _NextChecks:
     """The properties on the new successors (new to the task; a state seen in
     an earlier level was checked there) of a level whose next level is the
-    depth bound, so is never expanded nor rebuilt. A successor is first made
-    of the decoder's cached values for its parts (StateDecoder.intern): the
-    properties' identity memos then hit as they do on rebuilt states. An
+    depth bound, so is never expanded nor rebuilt: on the successors as
+    generated, as the local engine checks them (bench/README.md, session 14:
+    faster than first remaking them of the decoder's cached values). An
     EvaluationError is not raised here but noted in `failed`; the driver then
     checks the level the other way (rebuilding its states), which reports it
     in BFS order."""
 
     def __init__(self, w: "Worker", pending: tuple):
         self.failed = False
-        self.intern = w.decoder.intern
         self.always_for = w.checks.always_for
         self.sometimes = [x for x in w.sometimes if x[0] in pending]
         self.violations: dict = {}
@@ -293,22 +294,16 @@ class _NextChecks:
     def check(self, new: list, keys: list, changes: list) -> None:
         from model.base import EvaluationError
         violations, witnesses, sometimes = self.violations, self.witnesses, self.sometimes
-        intern = self.intern
-        for (succ, sparts, sfp, _, _), key, changed in zip(new, keys, changes):
-            state = None
+        for (state, _, sfp, _, _), key, changed in zip(new, keys, changes):
             try:
                 for name, pred in self.always_for(changed):
-                    if state is None:
-                        state = intern(sparts, succ)
                     if not pred(state) and (name not in violations or key < violations[name][0]):
                         violations[name] = [key, codec.fp_to_str(sfp)]
                 if sometimes:
                     for name, pred, reads in sometimes:
-                        if changed & reads:
-                            if state is None:
-                                state = intern(sparts, succ)
-                            if pred(state) and (name not in witnesses or key < witnesses[name][0]):
-                                witnesses[name] = [key, codec.fp_to_str(sfp)]
+                        if changed & reads and pred(state) and (name not in witnesses
+                                                                or key < witnesses[name][0]):
+                            witnesses[name] = [key, codec.fp_to_str(sfp)]
             except EvaluationError:
                 self.failed = True
                 return
@@ -548,53 +543,102 @@ def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterabl
            combined: bool) -> Iterator[dict]:
     import time
     bits = cfg.bits
-    best: dict[int, tuple] = {}
+    best: dict[int, tuple] = {}  # fp -> (smallest key, its batch << 16 | index in batch)
     expand_stats: list[dict] = []
-    batches: list = []
+    batches: list = []  # (payload, fps, keys)
     for _, (kind, payload) in items:
         if kind == "S":
             get = best.get
-            b = len(batches)
-            batches.append(payload)
-            for i, (fp, key) in enumerate(zip(codec.unpack_fps(payload[0], bits), codec.unpack(payload[1]))):
+            b = len(batches) << 16
+            fps, keys = codec.unpack_fps(payload[0], bits), codec.unpack(payload[1])
+            batches.append((payload, fps, keys))
+            for i, (fp, key) in enumerate(zip(fps, keys)):
                 cur = get(fp)
                 if cur is None or key < cur[0]:
-                    best[fp] = (key, b, i)
+                    best[fp] = (key, b | i)
         else:
             expand_stats.append(payload)
     t_seen = time.thread_time()
     seen = seenruns.SeenSet(levels.previous_level(out_dir, level), index, cfg.partitions, bits)
     fresh = seen.drop_seen(set(best))
     t_seen = time.thread_time() - t_seen
-    won = sorted((r + (fp,) for fp, r in best.items() if fp in fresh), key=itemgetter(0))
+    stats: dict[str, Any] = {"part": index, "new": 0, "by_action": {}, "error": None,
+                             "expand": expand_stats}
+    offsets: list = []
+    # per row: (states, first key, last key); the new fingerprints; their actions
+    rows: list = []
+    new_fps: list = []
+    actions: Counter = Counter()
+    order = sorted(range(len(batches)), key=lambda b: batches[b][2][0])
+    if all(batches[a][2][-1] < batches[b][2][0] for a, b in zip(order, order[1:])):
+        # the batches hold disjoint key ranges (the tasks' ranges of BFS
+        # order; a batch is in key order, as its task expands its parents in
+        # BFS order): the level's rows are the batches as shipped, each with
+        # the indices of the states it wins
+        levels.write_part(out_dir, index, _picked_rows(index, batches, order, best, fresh, rows, new_fps,
+                                                       actions), offsets)
+    else:  # tasks of interleaved keys (whole files): the winners sorted and packed again
+        won = sorted(((key, pos >> 16, pos & 0xFFFF, fp) for fp, (key, pos) in best.items() if fp in fresh),
+                     key=itemgetter(0))
+        best.clear()
+        new = unpack_records([b[0] for b in batches], won, bits)
+        del won
+        rows = [(len(new[i:i + BATCH]), new[i][1], new[min(i + BATCH, len(new)) - 1][1])
+                for i in range(0, len(new), BATCH)]
+        new_fps = [r[0] for r in new]
+        actions.update(r[3] for r in new)
+        levels.write_part(out_dir, index, level_rows(cfg, index, new), offsets)
+        del new
+    del batches
     best.clear()
     fresh.clear()
-    new = unpack_records(batches, won, bits)
-    del batches, won
-    stats: dict[str, Any] = {"part": index, "new": len(new), "by_action": {}, "error": None,
-                             "expand": expand_stats}
+    stats["new"] = len(new_fps)
     try:
         w = worker(cfg)
-        stats["by_action"] = dict(Counter(w.action_name(r[3]) for r in new))
+        by_action: Counter = Counter()
+        for abytes, n in actions.items():
+            by_action[w.action_name(abytes)] += n
+        stats["by_action"] = dict(by_action)
     except Exception as e:  # noqa: BLE001
         stats["error"] = [b"", _crash(e), "crash"]
-    offsets: list = []
-    levels.write_part(out_dir, index, level_rows(cfg, index, new), offsets)
     # the rows' index: how the next job splits the level into key ranges
-    stats["rows"] = [[index, s, e, min(BATCH, len(new) - i), new[i][1], new[min(i + BATCH, len(new)) - 1][1]]
-                     for (s, e), i in zip(offsets, range(0, len(new), BATCH))]
+    stats["rows"] = [[index, s, e, n, first, last] for (s, e), (n, first, last) in zip(offsets, rows)]
     t_run = time.thread_time()
     # the level's new fingerprints: a new sorted run (merged with the newest
     # older ones when as big), its index; older runs stay as they are
-    seen.write_next(out_dir, level, sorted(r[0] for r in new))
+    new_fps.sort()
+    seen.write_next(out_dir, level, new_fps)
     stats["seen_cpu_s"] = round(t_seen + time.thread_time() - t_run, 4)
-    stats["seen_total"] = seen.count + len(new)
+    stats["seen_total"] = seen.count + len(new_fps)
     expand_stats.sort(key=itemgetter("task"))  # shuffle order varies between attempts
     stats["cpu_s"] = time.thread_time() - started
     if combined:  # the expansion ran inside this task, in this thread
         stats["cpu_s"] -= sum(e.get("cpu_s", 0.0) for e in expand_stats)
     write_stats(levels.stats_dir(out_dir), index, stats)
     yield stats
+
+
+def _picked_rows(index: int, batches: list, order: list, best: dict, fresh: set, rows: list,
+                 new_fps: list, actions: Counter) -> Iterator[tuple]:
+    """The level rows of a partition whose batches hold disjoint key ranges:
+    per batch in key order, its packed columns as shipped and the indices
+    of the states it wins (`picks`: new, and their fingerprint's smallest
+    key; None when all are), without unpacking its states. Fills rows,
+    new_fps and actions (action bytes -> count)."""
+    seq = 0
+    for b in order:
+        payload, fps, keys = batches[b]
+        base = b << 16
+        picks = [i for i, fp in enumerate(fps) if fp in fresh and best[fp][1] == base | i]
+        if not picks:
+            continue
+        n = len(picks)
+        rows.append((n, keys[picks[0]], keys[picks[-1]]))
+        new_fps.extend(fps[i] for i in picks)
+        acts = codec.unpack(payload[3])
+        actions.update(acts[i] for i in picks)
+        yield (STATES, index, seq, n) + tuple(payload) + (None if n == len(fps) else codec.pack_picks(picks),)
+        seq += 1
 
 
 def pack_records(records: list, bits: int, keep_parts: bool = True) -> tuple:
@@ -642,7 +686,8 @@ def level_rows(cfg: TaskConfig, index: int, new: list) -> Iterator[tuple]:
                codec.pack_fps([r[2] for r in batch], bits),
                codec.pack([r[3] for r in batch]),
                codec.pack_states([r[4] for r in batch]) if batch[0][4] is not None else None,
-               codec.pack([r[5] for r in batch]) if batch[0][5] is not None else None)
+               codec.pack([r[5] for r in batch]) if batch[0][5] is not None else None,
+               None)
 
 
 def _action_text(abytes) -> str:
@@ -695,7 +740,9 @@ def recount_distinct(cfg: TaskConfig, cut: bytes, inclusive: bool, index: int,
     for row in rows:
         if row["kind"] != STATES:
             continue
-        for key, abytes in zip(codec.unpack(row["keys"]), codec.unpack(row["actions"])):
+        picks = codec.unpack_picks(row.get("picks"))
+        for key, abytes in zip(codec.picked(codec.unpack(row["keys"]), picks),
+                               codec.picked(codec.unpack(row["actions"]), picks)):
             if key < cut or (inclusive and key == cut):
                 names[w.action_name(abytes)] += 1
     yield dict(names)
@@ -709,7 +756,8 @@ def find_pointers(cfg: TaskConfig, wanted: frozenset, index: int, rows: Iterable
         if row["kind"] != STATES:
             continue
         fps = codec.unpack_fps(row["fps"], cfg.bits)
-        hits = [i for i, fp in enumerate(fps) if fp in wanted]
+        picks = codec.unpack_picks(row.get("picks"))
+        hits = [i for i in (picks if picks is not None else range(len(fps))) if fps[i] in wanted]
         if not hits:
             continue
         parents = codec.unpack_fps(row["parents"], cfg.bits)
