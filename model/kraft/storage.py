@@ -408,7 +408,6 @@ class StorageModel(KraftModel):
         return KraftModel.plain_converters(self) + (tuple, tuple, _recovery, _ghosts, _report)
 
 
-
 def _recovery(rec):
     if rec is None:
         return None
