@@ -583,7 +583,7 @@ def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterabl
         best.clear()
         new = unpack_records([b[0] for b in batches], won, bits)
         del won
-        rows = [(len(new[i:i + BATCH]), new[i][1], new[min(i + BATCH, len(new)) - 1][1])
+        rows = [(min(BATCH, len(new) - i), new[i][1], new[min(i + BATCH, len(new)) - 1][1])
                 for i in range(0, len(new), BATCH)]
         new_fps = [r[0] for r in new]
         actions.update(r[3] for r in new)
