@@ -45,19 +45,14 @@ def main() -> int:
     if args.level not in done or args.level + 1 not in done:
         return _error(f"level {args.level} of {run_dir} was not expanded (its levels: "
                       f"{', '.join(map(str, done)) or 'none'})")
-    cfg = tasks.TaskConfig(model=run["model"], variant=run["variant"],
-                           constants_json=json.dumps(run["constants"], sort_keys=True),
-                           properties=tuple(run["properties"]),
-                           view=tuple(run["view"]) if run["view"] is not None else None,
-                           bits=run["fingerprint_bits"], check_deadlock=run["check_deadlock"],
-                           partitions=args.partitions)
+    cfg = tasks.TaskConfig.of_run(run, args.partitions)
     job = tasks.LevelJob(level=args.level, check=args.level > 0, expand=True,
                          check_next=args.bound, keep_parts=not args.bound)
     here = levels.level_dir(run_dir, args.level)
     out_dir = levels.levels_dir(run_dir) / f".level-{args.level + 1:05d}.bench"
-    # the engine's split (SparkSearch._expand_inputs; the engine module is not
-    # imported: its imports would make every collection in the tasks longer)
-    inputs = levels.task_inputs(here, levels.guided_weights(args.partitions))
+    # (the engine module is not imported: its imports would make every
+    # collection in the tasks longer)
+    inputs = levels.expand_inputs(here, args.partitions)
     try:
         for rep in range(args.reps):
             shutil.rmtree(out_dir, ignore_errors=True)

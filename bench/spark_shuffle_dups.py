@@ -23,7 +23,6 @@ sys.path.insert(0, str(ROOT))
 
 from checker.search import codec  # noqa: E402
 from checker.search.spark import levels, tasks  # noqa: E402
-from checker.search.spark.engine import SparkSearch  # noqa: E402
 
 
 def main() -> int:
@@ -38,11 +37,7 @@ def main() -> int:
         raise SystemExit(f"{run_dir}: level {args.level + 1} is not committed")
     bits = run["fingerprint_bits"]
     here = levels.level_dir(run_dir, args.level)
-    cfg = tasks.TaskConfig(model=run["model"], variant=run["variant"],
-                           constants_json=json.dumps(run["constants"], sort_keys=True),
-                           properties=tuple(run["properties"]),
-                           view=tuple(run["view"]) if run["view"] is not None else None,
-                           bits=bits, partitions=len(levels.part_files(levels.level_dir(run_dir, args.level + 1))))
+    cfg = tasks.TaskConfig.of_run(run, len(levels.part_files(levels.level_dir(run_dir, args.level + 1))))
     job = tasks.LevelJob(level=args.level, check=False, expand=True)
     seen: set = set()
     for lv in range(args.level + 1):
@@ -50,7 +45,7 @@ def main() -> int:
             for row in levels.read_part(path):
                 seen.update(codec.unpack_fps(row["fps"], bits))
     shipped: list = []
-    inputs = SparkSearch._expand_inputs(here, cfg.partitions)
+    inputs = levels.expand_inputs(here, cfg.partitions)
     for i, inp in enumerate(inputs):
         out = tasks.on_files(lambda idx, rows: tasks.expand_partition(cfg, job, idx, rows), i, [inp])
         shipped.extend(fp for _, (kind, payload) in out if kind == "S"

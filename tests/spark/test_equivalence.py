@@ -135,12 +135,11 @@ def assert_range_tasks(run_dir, config, per_level, bound=None):
     cfg = tasks.TaskConfig(model=config["model"], variant=config["variant"], constants_json="{}",
                            properties=(), view=None)   # bits: 64
     decoder = codec.StateDecoder(build(config["model"], config["variant"], config["constants"])[0])
-    from checker.search.spark.engine import SparkSearch
     ranged = guided = 0
     expanded = [lv for lv in levels.committed_levels(run_dir)[1:] if bound is None or lv < bound]
     for lv, split in ((lv, split) for lv in expanded for split in ("even", "guided")):
         here = levels.level_dir(run_dir, lv)
-        inputs = levels.task_inputs(here, 3) if split == "even" else SparkSearch._expand_inputs(here, 3)
+        inputs = levels.task_inputs(here, 3) if split == "even" else levels.expand_inputs(here, 3)
         assert all(len(s) == 5 for inp in inputs for s in inp)   # slices, not whole files
         got = [[(e[0], e[1]) for e in tasks.on_files(lambda i, rows: tasks._read_frontier(cfg, rows, decoder),
                                                        i, [inp])] for i, inp in enumerate(inputs)]
@@ -162,13 +161,12 @@ def test_kafka_reference_with_small_ranges(spark, tmp_path):
     has small ranges beside its two big ones): the local engine's answers,
     and the tasks of every level hold each state once, in key order."""
     from checker.search.spark import levels
-    from checker.search.spark.engine import SparkSearch
     spec = load_spec(ROOT / "specs" / "kraft-kip966-reference.toml", depth=10)
     config = {"model": spec.model, "variant": spec.variant, "constants": spec.constants}
     local, result = run_both(config, CheckOptions(max_depth=10), tmp_path, partitions=2)
     assert result.distinct == 314578
     run = tmp_path / "run"
-    tasks = {lv: len(SparkSearch._expand_inputs(levels.level_dir(run, lv), 2)) for lv in range(1, 10)}
+    tasks = {lv: len(levels.expand_inputs(levels.level_dir(run, lv), 2)) for lv in range(1, 10)}
     assert tasks[9] > 2 and max(tasks.values()) <= 6, tasks
     assert min(assert_range_tasks(run, config, result.per_level_distinct, bound=10)) >= 4  # of 9 levels
 

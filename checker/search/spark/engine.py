@@ -81,12 +81,6 @@ SMALL_LEVEL = 4000
 # held in memory); a bigger one waits for the executors.
 DRIVER_FRONTIER = 100_000
 GIL_SWITCH_S = 0.0002
-# Expand tasks are ranges of BFS keys: a range of BFS order holds most of its
-# successors' duplicates itself, so the shuffle carries 1.04x the new states
-# where splitting by fingerprint carried 1.79x (bench/frontier_split.py, two
-# tasks). Per fingerprint partition of the next level, one big range and two
-# small ones (levels.guided_weights); GUIDED = False: one range each
-GUIDED = True
 
 
 @dataclass
@@ -428,13 +422,6 @@ class SparkSearch:
         return (self.spark.sparkContext.parallelize(inputs, len(inputs))
                 .mapPartitionsWithIndex(partial(tasks.on_files, fn)))
 
-    @staticmethod
-    def _expand_inputs(level_path: Path, partitions: int) -> list[list]:
-        """The expand tasks of a level: ranges of its BFS keys, by the partitions
-        of the next level (levels.task_inputs, levels.guided_weights)."""
-        n = max(partitions, len(levels.part_files(level_path)))
-        return levels.task_inputs(level_path, levels.guided_weights(n) if GUIDED and n > 1 else n)
-
     def _partitions_for(self, frontier: int, previous: int = 0) -> int | None:
         """Partitions of the level expanded from `frontier` states (after a
         level of `previous`): one while it is small; all of them from the
@@ -587,7 +574,7 @@ class SparkSearch:
             merged = self._read(here, partial(tasks.expand_merge_partition, cfg, job, out_dir))
         else:
             merged = (self._read(here, partial(tasks.expand_partition, cfg, job),
-                                 self._expand_inputs(here, cfg.partitions))
+                                 levels.expand_inputs(here, cfg.partitions))
                       .partitionBy(cfg.partitions, tasks.route)
                       .mapPartitionsWithIndex(partial(tasks.merge_partition, cfg, L + 1, out_dir)))
         parts = sorted(self._job(f"expanding level {L}", merged.collect), key=itemgetter("part"))
@@ -602,7 +589,7 @@ class SparkSearch:
     def _expand_in_driver(self, cfg: tasks.TaskConfig, job: tasks.LevelJob, here: Path, out_dir: str,
                           frontier: int) -> list[dict]:
         """Job L in this process, as Spark runs it: the same expand tasks
-        (_expand_inputs), their records routed by partition, one merge task per partition.
+        (levels.expand_inputs), their records routed by partition, one merge task per partition.
         Raises tasks.Abandoned when the executors get ready before half of
         the level is expanded (they finish it sooner from the start)."""
         import gc
@@ -618,7 +605,7 @@ class SparkSearch:
         enabled = gc.isenabled()  # the tasks pace the collector themselves
         try:
             records: list[list] = [[] for _ in range(cfg.partitions)]
-            for i, inp in enumerate(self._expand_inputs(here, cfg.partitions)):
+            for i, inp in enumerate(levels.expand_inputs(here, cfg.partitions)):
                 for q, record in tasks.on_files(partial(tasks.expand_partition, cfg, job, tick=tick), i, [inp]):
                     records[q % cfg.partitions].append((q, record))  # as Spark's partitionBy
             return [stats for q in range(cfg.partitions)

@@ -63,6 +63,16 @@ class TaskConfig:
     def constants(self) -> dict:
         return json.loads(self.constants_json)
 
+    @classmethod
+    def of_run(cls, run: dict, partitions: int) -> "TaskConfig":
+        """The config of a run folder's run.json (bench/: a level's tasks again)."""
+        return cls(model=run["model"], variant=run["variant"],
+                   constants_json=json.dumps(run["constants"], sort_keys=True),
+                   properties=tuple(run["properties"]),
+                   view=tuple(run["view"]) if run["view"] is not None else None,
+                   bits=run["fingerprint_bits"], check_deadlock=run["check_deadlock"],
+                   partitions=partitions)
+
 
 # ---- per-process model cache (Python workers are reused across tasks) ---------
 
