@@ -179,3 +179,36 @@ def test_conformance_figures_on_the_pure_python_path():
                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=900)
     assert out.returncode == 0, out.stdout[-3000:]
     assert " passed" in out.stdout and "failed" not in out.stdout
+
+
+@needs_native
+def test_shipped_zip_runs_compiled(tmp_path):
+    """The zip of kmc a Spark driver ships (spark/session.py, code_zip) holds
+    its compiled module: kmc imported from that zip, in a fresh process away
+    from the working tree (as an executor of a cluster), runs compiled, with
+    the same bytes; without it in the zip, pure Python."""
+    from checker.search.spark.session import code_zip
+    zipped = code_zip(tmp_path / "zip")
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import checker; from checker.search import native, "
+             "encoding; print(checker.__file__); print(native.ENABLED); "
+             "print(encoding.encode(frozenset({1, 'a', (2, None)})).hex())")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KMC_NATIVE")}
+    # away from the working tree the zip is where `checker` is found first (the venv's
+    # editable finder comes after the path, and finds no compiled module below a zipped package)
+    out = subprocess.run([sys.executable, "-c", probe, str(zipped)], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    where, enabled, encoded = out.stdout.split()
+    assert where.startswith(str(zipped)) and enabled == "True"
+    assert encoded == _py_encode(frozenset({1, "a", (2, None)})).hex()
+    # a zip without the build (as code_zip made before): the pure-Python path, not an error
+    import zipfile
+    bare = tmp_path / "bare.zip"
+    with zipfile.ZipFile(zipped) as src, zipfile.ZipFile(bare, "w") as dst:
+        for item in src.infolist():
+            if "_native" not in item.filename or item.filename.endswith(".py"):
+                dst.writestr(item, src.read(item))
+    out = subprocess.run([sys.executable, "-c", probe, str(bare)], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[1:] == ["False", encoded]

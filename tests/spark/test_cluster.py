@@ -49,5 +49,8 @@ def test_check_on_a_standalone_cluster_with_a_lost_executor(cluster, tmp_path):
     result = search.run()
     # the executors run the shipped zip of kmc, not an installed copy
     assert all(".zip" in info["checker"] for info in search.executor_info)
+    # with the driver's compiled hot path in it (checker/search/native.py), when the driver has one
+    from checker.search import native
+    assert all(info["native"] == native.status() for info in search.executor_info)
     assert result.distinct == 1568 and killed
     assert_same(local_result(TWOPHASE4, CheckOptions()), result)

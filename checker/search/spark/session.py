@@ -480,7 +480,8 @@ def stop_session() -> None:
 # ---- shipping kmc's code -------------------------------------------------------------
 
 def code_zip(dest_dir: Path) -> Path:
-    """A deterministic zip of the model, invariants and checker packages."""
+    """A deterministic zip of the model, invariants and checker packages, and
+    of the compiled hot path the driver runs (checker/search/native.py)."""
     import checker
     import invariants
     import model
@@ -490,6 +491,10 @@ def code_zip(dest_dir: Path) -> Path:
         for path in sorted(root.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json", ".toml"):
                 files.append((path, f"{pkg.__name__}/{path.relative_to(root).as_posix()}"))
+    from checker.search import native
+    if native.ENABLED:  # the driver's build, for executors of the same platform (native._from_zip)
+        so = Path(native._native.__file__)
+        files.append((so, f"checker/search/{so.name}"))
     digest = hashlib.sha256()
     for path, name in files:
         digest.update(name.encode() + b"\0" + path.read_bytes() + b"\0")

@@ -218,8 +218,10 @@ def preflight(cfg: TaskConfig, _index: int, _it: Iterable) -> Iterator[dict]:
     try:
         w = worker(cfg)
         import checker
+        from checker.search import native
         yield {"ok": True, "pid": os.getpid(), "python": sys.version.split()[0],
-               "checker": getattr(checker, "__file__", "?"), "variables": len(w.model.variables)}
+               "checker": getattr(checker, "__file__", "?"), "native": native.status(),
+               "variables": len(w.model.variables)}
     except Exception as e:  # noqa: BLE001 - reported to the driver as one line
         yield {"ok": False, "error": _crash(e) if not _is_kmc_error(e) else " ".join(str(e).split())}
 
