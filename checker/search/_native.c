@@ -588,16 +588,109 @@ static PyObject *native_successor(PyObject *self, PyObject *const *args, Py_ssiz
     return r;
 }
 
+/* columns(states) -> codec.pack_states' columns before msgpack: states is a
+ * list of n lists (or tuples) of bytes, all of one length m; per variable,
+ * [the one part] when every state has the same, else [distinct parts in
+ * order of first occurrence, "H" or "I", their indices as little-endian
+ * uint16 or uint32]. Equal parts are one (a dict, as dict.fromkeys); a
+ * part that is the previous state's object skips the look-up (siblings
+ * share their parent's). TypeError for anything else (the caller falls
+ * back to Python). */
+static PyObject *native_columns(PyObject *self, PyObject *states)
+{
+    if (!PyList_Check(states)) {
+        PyErr_SetString(PyExc_TypeError, "columns(): a list of states");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(states);
+    if (n == 0) return PyList_New(0);
+    Py_ssize_t m = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *st = PyList_GET_ITEM(states, i);
+        if (!PyList_Check(st) && !PyTuple_Check(st)) {
+            PyErr_SetString(PyExc_TypeError, "columns(): a state is a list or tuple of parts");
+            return NULL;
+        }
+        Py_ssize_t k = PySequence_Fast_GET_SIZE(st);
+        if (m < 0) m = k;
+        else if (k != m) {
+            PyErr_SetString(PyExc_TypeError, "columns(): states of different lengths");
+            return NULL;
+        }
+    }
+    uint32_t *idx = PyMem_Malloc(sizeof(uint32_t) * (size_t)n);
+    PyObject *cols = PyList_New(m);
+    if (!idx || !cols) { PyMem_Free(idx); Py_XDECREF(cols); return PyErr_NoMemory(); }
+    for (Py_ssize_t j = 0; j < m; j++) {
+        PyObject *table = PyList_New(0), *index = PyDict_New(), *prev = NULL, *col = NULL;
+        uint32_t prev_i = 0;
+        if (!table || !index) goto fail_col;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *p = PySequence_Fast_GET_ITEM(PyList_GET_ITEM(states, i), j);
+            if (p == prev) { idx[i] = prev_i; continue; }
+            if (!PyBytes_CheckExact(p)) {
+                PyErr_SetString(PyExc_TypeError, "columns(): a part is bytes");
+                goto fail_col;
+            }
+            PyObject *v = PyDict_GetItemWithError(index, p);
+            uint32_t k;
+            if (v) {
+                k = (uint32_t)PyLong_AsUnsignedLong(v);
+            } else {
+                if (PyErr_Occurred()) goto fail_col;
+                k = (uint32_t)PyList_GET_SIZE(table);
+                PyObject *kk = PyLong_FromUnsignedLong(k);
+                if (!kk || PyDict_SetItem(index, p, kk) < 0 || PyList_Append(table, p) < 0) {
+                    Py_XDECREF(kk); goto fail_col;
+                }
+                Py_DECREF(kk);
+            }
+            idx[i] = prev_i = k;
+            prev = p;
+        }
+        Py_ssize_t t = PyList_GET_SIZE(table);
+        if (t == 1) {
+            col = table;  /* [the one part] */
+            table = NULL;
+        } else {
+            int wide = t > 0xFFFF;
+            Py_ssize_t w = wide ? 4 : 2;
+            PyObject *raw = PyBytes_FromStringAndSize(NULL, n * w);
+            if (!raw) goto fail_col;
+            unsigned char *b = (unsigned char *)PyBytes_AS_STRING(raw);
+            for (Py_ssize_t i = 0; i < n; i++) {
+                uint32_t x = idx[i];
+                b[i * w] = x & 0xFF;
+                b[i * w + 1] = (x >> 8) & 0xFF;
+                if (wide) { b[i * w + 2] = (x >> 16) & 0xFF; b[i * w + 3] = (x >> 24) & 0xFF; }
+            }
+            col = Py_BuildValue("[OsN]", table, wide ? "I" : "H", raw);
+            if (!col) goto fail_col;
+            Py_CLEAR(table);
+        }
+        Py_DECREF(index);
+        PyList_SET_ITEM(cols, j, col);
+        continue;
+    fail_col:
+        Py_XDECREF(table); Py_XDECREF(index);
+        PyMem_Free(idx); Py_DECREF(cols);
+        return NULL;
+    }
+    PyMem_Free(idx);
+    return cols;
+}
+
 static PyMethodDef native_methods[] = {
     {"encode", native_encode, METH_O, "The canonical msgpack bytes of a value."},
     {"successor", (PyCFunction)(void (*)(void))native_successor, METH_FASTCALL,
      "successor(parent, parent_parts, succ, select, fingerprint, seen) -> (parts, fp, changed) | None"},
+    {"columns", native_columns, METH_O, "columns(states) -> codec.pack_states' columns (before msgpack)."},
     {NULL}
 };
 
 static struct PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT, "checker.search._native",
-    "kmc's compiled hot path: canonical encoding, one successor's fingerprint, the seen set.",
+    "kmc's compiled hot path: canonical encoding, one successor's fingerprint, the seen set, a batch's columns.",
     -1, native_methods,
 };
 

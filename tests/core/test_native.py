@@ -124,6 +124,34 @@ def test_successor_matches_the_python_path():
 
 
 @needs_native
+def test_batch_columns_match_the_python_path():
+    """codec.pack_states' columns (the spark engine's shuffled batches and
+    level rows): the same bytes compiled and in Python, for batches of real
+    successors (siblings share their parent's parts), a batch of one state,
+    an empty one and one whose variable has more than 65,535 distinct parts;
+    what the compiled columns refuse goes the Python way."""
+    from checker.search import codec
+    model, _, pairs = _states(*CONFIGS[0], limit=3000)
+    encoded: dict = {}
+
+    def parts(state):
+        return [encoded.setdefault(id(v), (v, _py_encode(v)))[1] for v in state]
+
+    batches = [[parts(t) for _, t in pairs[i:i + 500]] for i in range(0, len(pairs), 500)]
+    batches += [[parts(pairs[0][1])], [], [[i.to_bytes(3, "big"), b"x"] for i in range(70_000)],
+                [tuple(p) for p in batches[0]]]
+    for batch in batches:
+        want = codec.pack([len(batch), codec._py_columns(batch)])
+        assert codec.pack([len(batch), native._native.columns(batch)]) == want
+        assert codec.pack_states(batch) == want
+    assert any(len(col) == 3 and col[1] == "I" for col in codec.unpack(codec.pack_states(batches[-2]))[1])
+    for odd in ([[b"a", b"b"], [b"a"]], [[b"a", 1]], [(b"a",), "ab"]):
+        with pytest.raises(TypeError):
+            native._native.columns(odd)
+    assert codec.pack_states([[b"a", 1], [b"a", 2]]) == codec.pack([2, codec._py_columns([[b"a", 1], [b"a", 2]])])
+
+
+@needs_native
 def test_fingerprint_set_answers_as_a_set():
     rng = random.Random(1)
     s = native._native.FingerprintSet()
