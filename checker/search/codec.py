@@ -132,6 +132,7 @@ def pack_states(states: Sequence[Sequence[bytes]]) -> bytes:
 
 
 def _py_columns(states: Sequence[Sequence[bytes]]) -> list:
+    """pack_states' columns in Python: the twin of _native.columns."""
     cols = []
     for col in zip(*states):
         table = list(dict.fromkeys(col))
