@@ -64,9 +64,7 @@ def measure(args) -> dict:
         if args.child == "spark":
             out["jvm_cpu_s"] = jvm_cpu_s()
             out["startup_s"] = search.startup_s
-            stats = json.loads((work / "run" / "levels" / f"level-{r.depth:05d}" / "stats.json").read_text())
-            out["levels"] = [dict(zip(("level", "wall_s", "expanded", "expand_cpu_s", "merge_cpu_s", "where"), lt))
-                             for lt in stats["level_times"]]
+            out["levels"] = level_times(work / "run", r.depth)
             out["expand_cpu_phases_s"] = phases(work / "run")
             out["level_table"] = level_table(work / "run")
             out["warm_small_levels"] = warm_small(args, spec, options, work / "warm")
@@ -110,6 +108,11 @@ def warm_small(args, spec, options, run_dir) -> list[dict]:
     search = SparkSearch(spec, CheckOptions(**{**options.__dict__, "max_depth": depth, "progress": None}),
                          master=args.master, partitions=args.partitions, run_dir=run_dir, driver_frontier=0)
     search.run()
+    return level_times(run_dir, depth)
+
+
+def level_times(run_dir: Path, depth: int) -> list[dict]:
+    """Each level's job as the run recorded it (stats.json of its last level)."""
     stats = json.loads((run_dir / "levels" / f"level-{depth:05d}" / "stats.json").read_text())
     return [dict(zip(("level", "wall_s", "expanded", "expand_cpu_s", "merge_cpu_s", "where"), lt))
             for lt in stats["level_times"]]
