@@ -17,8 +17,8 @@ import click
 
 from checker.front import graph_cli, regress, scenario, simulate_cli, trace_cli
 from checker.front.expect import compare
-from checker.front.options import (DEFAULT_MEMORY, MIN_FREE_DISK, DepthType, KmcGroup, SizeType,
-                                   default_max_memory, progress_printer)
+from checker.front.options import (DEFAULT_MEMORY, MIN_FREE_DISK, DepthType, KmcGroup, OutPath,
+                                   SizeType, default_max_memory, progress_printer)
 from checker.front.spark_cli import add_spark_options
 from checker.front.spec import UNSET, load_spec, parse_sets
 from checker.output.console import report_text
@@ -67,7 +67,7 @@ def cli(ctx: click.Context) -> None:
               help="Which engine runs the search: auto (the local engine, then every core once a "
                    "level is big enough to pay: checker/search/parallel.py), local (one process) or "
                    "spark (PySpark).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out_dir", type=OutPath(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True, help="Results root directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
@@ -133,9 +133,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     ensure_writable(out_dir)  # fail before a long run, not after it
     out = sys.stderr if as_json else sys.stdout
     bound = "no depth bound" if spec.depth is None else f"depth <= {spec.depth}"
-    click.echo(f"kmc: checking {spec_path} (model {spec.model}/{spec.variant}, {bound}, "
-               f"{len(properties)} properties"
-               + (f", {len(liveness.properties)} temporal" if liveness is not None else "") + ")", err=True)
+    if not quiet:  # (a progress line: with -q, bad input found later is the only line)
+        click.echo(f"kmc: checking {spec_path} (model {spec.model}/{spec.variant}, {bound}, "
+                   f"{len(properties)} properties"
+                   + (f", {len(liveness.properties)} temporal" if liveness is not None else "") + ")", err=True)
     if liveness is not None:  # the local engine, recording the state graph
         from checker.search.liveness.run import check_liveness
         result = check_liveness(model, properties, liveness, options)

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 import networkx as nx
 
-from checker.front.options import DepthType
+from checker.front.options import DepthType, OutPath
 from checker.front.spec import UNSET, load_spec, parse_sets
 from checker.output.render import render_value
 from checker.search.engine import CheckOptions
@@ -118,7 +118,7 @@ def write(g: nx.MultiDiGraph, fmt: str, out: Path | None) -> str | None:
 @click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["dot", "graphml"]), default="dot",
               show_default=True, help="DOT (Graphviz) or GraphML.")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", "out", type=OutPath(dir_okay=False, path_type=Path), default=None,
               help="Write here (default: standard output).")
 @click.option("--max-states", type=click.IntRange(min=1), default=DEFAULT_MAX_STATES,
               show_default=True, help="Refuse graphs with more states than this.")

@@ -98,6 +98,16 @@ DEFAULT_MEMORY = object()  # --max-memory not given: default_max_memory()
 MIN_FREE_DISK = 128 << 20
 
 
+class OutPath(click.Path):
+    """--out / -o: a click.Path that refuses an empty value (it would mean the
+    current folder, or a file named '')."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value.strip():
+            self.fail("must not be empty", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class SizeType(click.ParamType):
     """--max-memory / --min-free-disk SIZE: 8G, 500M, 1.5GiB, 64K (binary units), or none."""
 

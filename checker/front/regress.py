@@ -35,6 +35,7 @@ from pathlib import Path
 import click
 
 from checker.front.expect import compare, describe_expect
+from checker.front.options import OutPath
 from checker.front.spec import Spec, load_spec
 from checker.output.results import ensure_writable
 from checker.search import registry
@@ -73,8 +74,22 @@ def find_specs(root: Path) -> list[Path]:
     return specs
 
 
+def crashed_row(path: str, e: BaseException) -> Row:
+    """An ERROR row for a spec whose check raised an unexpected exception (a
+    bug, not bad input): one line `<ExceptionType>: <message>`, the other specs run on."""
+    return Row(spec=path, status=ERROR, problems=[" ".join(f"{type(e).__name__}: {e}".split())])
+
+
 def run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> Row:
-    """Check one spec against its [expect] (runs in a worker process with -j)."""
+    """Check one spec against its [expect] (runs in a worker process with -j);
+    an unexpected exception of its check is an ERROR row, not the end of the set."""
+    try:
+        return _run_spec(path, quick, timeout, out)
+    except Exception as e:  # not KeyboardInterrupt / SystemExit (Terminated): those stop the set
+        return crashed_row(path, e)
+
+
+def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> Row:
     t0 = time.perf_counter()
     row = Row(spec=path, status=OK)
     if is_scenario(Path(path)):
@@ -383,7 +398,7 @@ def _fit(text: str, width: int) -> str:
 @click.option("-k", "pattern", metavar="TEXT", help="Only the specs whose path contains TEXT.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Check this many specs at once (one process each).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out_dir", type=OutPath(file_okay=False, path_type=Path),
               help="Also write each run's results folder under this directory.")
 @click.option("--markdown", is_flag=True,
               help="Run nothing: print the result tables (markdown) made from the specs' [expect].")
@@ -432,7 +447,11 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
             order = sorted(range(len(args)), key=lambda i: -_expected_states(specs[i]))
             futures = {i: pool.submit(_run_star, args[i]) for i in order}
             for i in range(len(args)):
-                show(futures[i].result())
+                try:
+                    row = futures[i].result()
+                except Exception as e:  # the worker died (BrokenProcessPool) or its row did not cross
+                    row = crashed_row(args[i][0], e)
+                show(row)
     else:
         for a in args:
             show(run_spec(*a))

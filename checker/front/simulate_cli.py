@@ -38,6 +38,7 @@ from typing import Any
 import click
 
 from checker.front.expect import unreached_witnesses, witness_problems
+from checker.front.options import OutPath
 from checker.output.render import steps, trace_json, trace_text
 from checker.output.results import ensure_writable, write_run_into
 from checker.output.views import view_for
@@ -412,7 +413,7 @@ class DurationType(click.ParamType):
 @click.option("--no-shrink", "no_shrink", is_flag=True, help="Write the violating walk as walked.")
 @click.option("--shrink-time", type=DurationType(), default=None, metavar="SECONDS",
               help="Stop shrinking after this long (the trace is then not certified 1-minimal).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--out", "out_dir", type=OutPath(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True, help="Results root directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
@@ -440,9 +441,10 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     ensure_writable(out_dir)  # fail before a long run, not after it
     stop = " or ".join(x for x in ((f"{walks:,} walks" if walks else ""),
                                    (f"{time_s:g}s" if time_s else "")) if x)
-    click.echo(f"kmc: simulating {spec_path} (model {spec.model}/{spec.variant}, walks of at most "
-               f"{steps(depth)} until {stop}, {len(properties)} properties, seed {seed}, engine {engine}"
-               + (", swarm" if cfg.swarm else "") + (", weighted" if cfg.weights else "") + ")", err=True)
+    if not quiet:  # (a progress line: with -q, bad input found later is the only line)
+        click.echo(f"kmc: simulating {spec_path} (model {spec.model}/{spec.variant}, walks of at most "
+                   f"{steps(depth)} until {stop}, {len(properties)} properties, seed {seed}, engine {engine}"
+                   + (", swarm" if cfg.swarm else "") + (", weighted" if cfg.weights else "") + ")", err=True)
     run_id = new_run_id()
     spark_dir = None
     if engine == "spark":  # its folder first: spark.log goes there

@@ -233,6 +233,8 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     if view is not None:
         _type_check(f"{path}: view", view, (str, list), "a view name or a list of variable names")
         if isinstance(view, list):
+            if not view:
+                raise SpecError(f"{path}: view is an empty list (leave it out to fingerprint every variable)")
             for v in view:
                 _type_check(f"{path}: view entry", v, str, "a variable name (string)")
     expect = data.get("expect", {})

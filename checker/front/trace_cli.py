@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from checker.front.options import OutPath
 from checker.output import runs, traces
 from checker.output.views import view_for
 from checker.search.errors import EXIT_OK, SpecError
@@ -75,7 +76,7 @@ def show_cmd(run_dir: Path, prop: str | None) -> int:
 @trace.command("itf")
 @_RUN_DIR
 @_PROPERTY
-@click.option("--output", "-o", "out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", "-o", "out", type=OutPath(dir_okay=False, path_type=Path),
               help="Write here instead of stdout.")
 def itf_cmd(run_dir: Path, prop: str | None, out: Path | None) -> int:
     """Print the counterexample in the Informal Trace Format (JSON)."""
@@ -86,7 +87,7 @@ def itf_cmd(run_dir: Path, prop: str | None, out: Path | None) -> int:
 @trace.command("html")
 @_RUN_DIR
 @_PROPERTY
-@click.option("--output", "-o", "out", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--output", "-o", "out", type=OutPath(dir_okay=False, path_type=Path),
               help="Where to write the page ('-': stdout; default: RUN_DIR/trace-<property>.html).")
 def html_cmd(run_dir: Path, prop: str | None, out: Path | None) -> int:
     """Write the counterexample as a self-contained HTML page."""

@@ -112,22 +112,54 @@ def _action(obj: dict | None):
     return Action(obj["name"], params)
 
 
+def _check_steps(obj: Any, path: Path) -> list:
+    """The steps of a trace file, checked for the shape kmc writes (a trace
+    file damaged or written by something else: one error line, not a traceback)."""
+    if not isinstance(obj, dict) or "steps" not in obj:
+        raise SpecError(f"{path}: not a kmc trace file (a JSON object with its steps)")
+    steps = obj["steps"]
+    if not isinstance(steps, list):
+        raise SpecError(f"{path}: 'steps' is not a list (it is {type(steps).__name__})")
+    if not steps:
+        raise SpecError(f"{path}: the trace has no step (not even its initial state)")
+    for i, s in enumerate(steps):
+        if not isinstance(s, dict):
+            raise SpecError(f"{path}: step {i} is not a JSON object")
+        a = s.get("action")
+        if a is not None and not (isinstance(a, dict) and isinstance(a.get("name"), str)
+                                  and isinstance(a.get("params", []), list)):
+            raise SpecError(f"{path}: step {i} has a malformed action "
+                            f"(not an object with a name and a list of params)")
+        if "encoded" in s and not isinstance(s["encoded"], str):
+            raise SpecError(f"{path}: step {i}'s encoded state is not a string")
+    return steps
+
+
+def _decoded(step: dict, i: int, model: Any, path: Path):
+    """(action, state) of one step, its state rebuilt from its canonical bytes."""
+    try:
+        data = base64.b64decode(step["encoded"], validate=True)
+    except ValueError as e:  # binascii.Error
+        raise SpecError(f"{path}: step {i} cannot be decoded: its encoded state is not base64 ({e})") from None
+    try:
+        plain = decode_state(data)
+        state = model.from_plain(tuple(plain))
+    except Exception as e:  # bad msgpack, or values the model's from_plain refuses
+        raise SpecError(f"{path}: step {i} cannot be decoded: {type(e).__name__}: {e}") from None
+    return _action(step.get("action")), state
+
+
 def load_trace(path: Path, model: Any) -> list:
     """The trace [(None, s0), (a1, s1), ...] from a trace-P.json: each state
     rebuilt from its canonical bytes, or - for a file without them - by
     replaying the recorded actions and matching the recorded states."""
     try:
         obj = json.loads(Path(path).read_text(encoding="utf-8"))
-        steps = obj["steps"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError) as e:
         raise SpecError(f"cannot read the trace {path}: {e}") from None
-    if steps and all("encoded" in s for s in steps):
-        trace = []
-        for s in steps:
-            plain = decode_state(base64.b64decode(s["encoded"]))
-            state = model.from_plain(tuple(plain))
-            trace.append((_action(s["action"]), state))
-        return trace
+    steps = _check_steps(obj, path)
+    if all("encoded" in s for s in steps):
+        return [_decoded(s, i, model, path) for i, s in enumerate(steps)]
     return _replay(steps, model, path)
 
 
@@ -136,14 +168,16 @@ def _replay(steps: list, model: Any, path: Path) -> list:
         names = getattr(state, "_fields", ())
         return {n: to_json(x) for n, x in zip(names, state)} == recorded
 
-    state = next((s for s in model.init_states() if same(s, steps[0]["state"])), None)
+    state = next((s for s in model.init_states() if same(s, steps[0].get("state"))), None)
     if state is None:
         raise SpecError(f"{path}: no initial state of the model matches the trace (model changed?)")
     trace = [(None, state)]
     for i, step in enumerate(steps[1:], 1):
-        label = step["action"]["label"]
+        label = (step.get("action") or {}).get("label")
+        if not isinstance(label, str):
+            raise SpecError(f"{path}: step {i} has no action label to replay (and no encoded state)")
         nxt = next(((a, s) for a, s in model.successors(state) if str(a) == label
-                    and same(s, step["state"])), None)
+                    and same(s, step.get("state"))), None)
         if nxt is None:
             raise SpecError(f"{path}: step {i} ({label}) cannot be replayed (model changed?)")
         trace.append(nxt)

@@ -54,6 +54,13 @@ def _is_instance(value: Any, t) -> bool:
     return isinstance(value, t)
 
 
+def _beyond_int64(value: Any) -> bool:
+    """An integer (or one in a list) the canonical encoding (msgpack) cannot hold."""
+    if isinstance(value, (list, tuple)):
+        return any(_beyond_int64(v) for v in value)
+    return isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63
+
+
 def resolve_constants(defn: ModelDef, variant: str, constants: dict | None) -> dict[str, Any]:
     """The variant's defaults overridden by `constants`, every name and type checked."""
     _, decl = variant_constants(defn, variant)
@@ -69,6 +76,9 @@ def resolve_constants(defn: ModelDef, variant: str, constants: dict | None) -> d
         if not _is_instance(value, c.type):
             raise SpecError(f"constant {name} must be {type_name(c.type)}, "
                             f"not {type(value).__name__} {value!r}")
+        if _beyond_int64(value):
+            raise SpecError(f"constant {name} = {value!r} is out of range: integers in a state are "
+                            f"64-bit ({-2**63} to {2**63 - 1})")
         if isinstance(c.type, tuple) and isinstance(value, list):
             value = list(value)
         resolved[name] = value
@@ -87,7 +97,11 @@ def build(model_name: str, variant: str | None, constants: dict | None = None) -
     defn = model_def(model_name)
     variant, _ = variant_constants(defn, variant)
     resolved = resolve_constants(defn, variant, constants)
-    model = defn.build(variant, resolved)  # may raise ModelConfigError
+    try:
+        model = defn.build(variant, resolved)  # may raise ModelConfigError
+    except (MemoryError, OverflowError) as e:  # e.g. a broker count of 10**11
+        raise SpecError(f"model {defn.name!r}: its constants are too large to build it "
+                        f"({type(e).__name__}{': ' + str(e) if str(e) else ''})") from None
     return model, properties_for(model)
 
 

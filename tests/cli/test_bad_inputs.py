@@ -39,6 +39,11 @@ SPECS = {
     "unknown fingerprint": ('model = "diehard"\nfingerprint = "md5"\n', [], "fingerprint"),
     "unknown view": ('model = "twophase"\nview = "nope"\n', [], "view"),
     "view of an unknown variable": ('model = "twophase"\nview = ["nope"]\n', [], "nope"),
+    "empty view list": ('model = "twophase"\nview = []\n', [], "view is an empty list"),
+    "an integer beyond 64 bits": ('model = "diehard"\n[constants]\nBigCapacity = 99999999999999999999\n', [],
+                                  "out of range"),
+    "kraft BrokerCount too large to build": (KRAFT + "[constants]\nBrokerCount = 100000000000\n", [],
+                                             "too large to build"),
     "unknown [expect] key": ('model = "diehard"\n[expect]\noutcome = "pass"\nfoo = 1\n', [], "foo"),
     "bad expect.outcome": ('model = "diehard"\n[expect]\noutcome = "maybe"\n', [], "outcome"),
     "unknown expected witness": ('model = "diehard"\n[expect]\nsometimes = ["Nope"]\n', [], "Nope"),
@@ -76,8 +81,11 @@ OPTIONS = {
     "--property on an invariant": (["--property", "NotSolved"], "NotSolved"),
     "--out is a file": (["--out", DIEHARD], "--out"),
     "--out unwritable": (["--out", "/proc/kmc-nope"], "results"),
+    "--out empty": (["--out", ""], "must not be empty"),
     "--master yarn": (["--engine", "spark", "--master", "yarn"], "unsupported Spark master"),
     "--master local[x]": (["--engine", "spark", "--master", "local[x]"], "bad Spark master"),
+    "--master local[0]": (["--engine", "spark", "--master", "local[0]"], "N >= 1"),
+    "--set beyond 64 bits": (["--set", "BigCapacity=-99999999999999999999"], "out of range"),
     "--master without port": (["--engine", "spark", "--master", "spark://127.0.0.1"], "spark://HOST:PORT"),
     "--master refused": (["--engine", "spark", "--master", "spark://127.0.0.1:1"], "cannot reach"),
 }
@@ -88,12 +96,16 @@ def _assert_one_line(r):
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     errors = [ln for ln in r.stderr.splitlines() if ln.startswith("kmc: error:")]
     assert len(errors) == 1, r.stderr
+    if "-q" in r.args:  # no progress lines: the error is all there is
+        assert r.stderr.strip().splitlines() == errors, r.stderr
     assert "Traceback" not in r.stderr + r.stdout
     return errors[0]
 
 
 def invoke(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
+    r = CliRunner().invoke(cli, [str(a) for a in args])
+    r.args = [str(a) for a in args]
+    return r
 
 
 @pytest.mark.parametrize("name", SPECS)
@@ -111,6 +123,18 @@ def test_bad_option(tmp_path, name):
     line = _assert_one_line(invoke("check", DIEHARD, "-q", *(["--out", tmp_path / "out"]
                                                             if "--out" not in args else []), *args))
     assert fragment in line
+
+
+@pytest.mark.parametrize("args", [
+    ["simulate", DIEHARD, "-q", "--walks", "2", "--out", ""],
+    ["regress", ROOT / "specs", "-k", "toy-diehard", "--out", ""],
+    ["graph", DIEHARD, "--out", ""],
+    ["trace", "itf", ROOT / "results" / "examples", "-o", ""],
+])
+def test_an_empty_output_path_is_refused(tmp_path, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)  # (where '' would have written)
+    line = _assert_one_line(invoke(*args))
+    assert "must not be empty" in line and not any(tmp_path.iterdir())
 
 
 def _runs(tmp_path, *args):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -105,6 +106,15 @@ def test_resume_checks_the_run_is_the_same_check(spark, tmp_path):
         check_spark({"model": "diehard"}, CheckOptions(max_depth=3), master=LOCAL_MASTER, resume=run_dir)
     with pytest.raises(ResumeError, match="not a spark run folder"):
         check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, resume=tmp_path)
+    # a finished run, and one stopped before its level 0 was written, have nothing to go on from
+    for name, make in (("summary.json", lambda d: (d / "summary.json").write_text("{}")),
+                       ("levels", lambda d: shutil.rmtree(d / "levels"))):
+        copy = tmp_path / f"without-{name}"
+        shutil.copytree(run_dir, copy)
+        make(copy)
+        words = "nothing to resume" if name == "summary.json" else "no finished level to resume from"
+        with pytest.raises(ResumeError, match=words):
+            check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, resume=copy)
 
 
 def test_a_damaged_level_is_refused_in_one_line(spark, tmp_path):

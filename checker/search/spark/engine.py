@@ -272,6 +272,9 @@ class SparkSearch:
         if self.resume is not None:
             if not run_json.is_file():
                 raise ResumeError(f"--resume {self.run_dir}: not a spark run folder (no run.json)")
+            if (self.run_dir / "summary.json").is_file():
+                raise ResumeError(f"--resume {self.run_dir}: a finished run (it has its summary.json): "
+                                  f"nothing to resume")
             try:
                 stored = json.loads(run_json.read_text(encoding="utf-8"))
             except (OSError, ValueError) as e:
@@ -285,6 +288,9 @@ class SparkSearch:
                                   f"(differs in: {', '.join(diff)})")
             levels.clean_partial(self.run_dir)
             done = levels.committed_levels(self.run_dir)
+            if not done:
+                raise ResumeError(f"--resume {self.run_dir}: no finished level to resume from (it "
+                                  f"stopped before level 0 was written)")
             return self._verified_totals(done)
         if self.run_dir.exists() and any(self.run_dir.iterdir()):
             raise SpecError(f"run folder {self.run_dir} exists and is not empty (use --resume to go on)")

@@ -131,9 +131,12 @@ def _in_thread(fn, timeout: float | None):
 def check_master(master: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
     """A standalone master must resolve and accept a TCP connection."""
     if master.startswith("local"):
-        if not re.fullmatch(r"local(\[(\*|\d+)(,\s*\d+)?\])?", master):
+        m = re.fullmatch(r"local(\[(\*|\d+)(,\s*\d+)?\])?", master)
+        if not m:
             raise SparkUnavailableError(f"bad Spark master {master!r} (use local, local[N], "
                                         f"local[*], local[N,F] or spark://HOST:PORT)")
+        if m.group(2) and m.group(2).isdigit() and int(m.group(2)) == 0:
+            raise SparkUnavailableError(f"bad Spark master {master!r}: local[N] needs N >= 1 cores")
         return
     if not master.startswith("spark://"):
         raise SparkUnavailableError(f"unsupported Spark master {master!r}: use local[*] "
