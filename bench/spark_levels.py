@@ -11,6 +11,15 @@ time, seconds per 1,000 new states and per 1,000 expanded states, the
 merge tasks' CPU and the part of it spent on the seen set (lookups and the
 new run), the successor records shuffled and their bytes, and the bytes
 written: the level's rows and its seen runs, per new state.
+
+Then, for the levels run on the executors with a shuffle (tasks of kmc
+since session 16 note when and in which process they ran), where the
+level's wall time went, in seconds of wall time (core-seconds over the
+cores): the tasks' CPU, their waiting (wall minus CPU inside a task: the
+shuffle's I/O through the JVM, another process on the core), cores idle in
+the expand stage (its last tasks ending one after another), between the
+stages, in the merge stage, and outside the job (the driver: submitting it,
+committing the level). They add up to the level's wall time.
 """
 from __future__ import annotations
 
@@ -65,6 +74,43 @@ def level_table(run_dir) -> list[dict]:
     return rows
 
 
+def where_time_goes(run_dir, rows: list[dict], cores: int) -> list[dict]:
+    """Per spark level with task spans: its wall time split as the docstring says."""
+    out = []
+    for r in rows:
+        if r["where"] != "spark":
+            continue
+        parts = levels.read_partition_stats(levels.level_dir(Path(run_dir), r["level"]))
+        expand = [e for p in parts for e in p.get("expand", [])]
+        if not expand or not all("span" in t for t in parts + expand) or any(p.get("combined") for p in parts):
+            continue
+        e0, e1 = min(t["span"][0] for t in expand), max(t["span"][1] for t in expand)
+        m0, m1 = min(t["span"][0] for t in parts), max(t["span"][1] for t in parts)
+        busy_e = sum(t["span"][1] - t["span"][0] for t in expand)
+        busy_m = sum(t["span"][1] - t["span"][0] for t in parts)
+        cpu = sum(t["cpu_s"] for t in expand + parts)
+        out.append({
+            "level": r["level"], "wall_s": r["wall_s"], "cpu_s": cpu / cores,
+            "wait_s": (busy_e + busy_m - cpu) / cores,
+            "expand_idle_s": (cores * (e1 - e0) - busy_e) / cores,
+            "between_s": max(0.0, m0 - e1),
+            "merge_idle_s": (cores * (m1 - m0) - busy_m) / cores,
+            "outside_s": r["wall_s"] - (m1 - e0),
+            "expand_tasks": len(expand), "processes": len({t["span"][2] for t in expand}),
+        })
+    return out
+
+
+def print_where(rows: list[dict], cores: int) -> None:
+    print(f"\nwhere a spark level's wall time goes (s of wall, core-seconds over {cores} cores):")
+    print(f"{'level':>5} {'wall s':>7} {'cpu':>7} {'wait':>6} {'expand idle':>11} {'between':>7} "
+          f"{'merge idle':>10} {'outside':>7} {'tasks':>5}")
+    for r in rows:
+        print(f"{r['level']:>5} {r['wall_s']:>7.2f} {r['cpu_s']:>7.2f} {r['wait_s']:>6.2f} "
+              f"{r['expand_idle_s']:>11.2f} {r['between_s']:>7.2f} {r['merge_idle_s']:>10.2f} "
+              f"{r['outside_s']:>7.2f} {r['expand_tasks']:>5}")
+
+
 def print_table(rows: list[dict]) -> None:
     def f(x, spec):
         return "-" if x is None else format(x, spec)
@@ -85,11 +131,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run_dir")
     ap.add_argument("--json", default=None, help="write the table here as JSON")
+    ap.add_argument("--cores", type=int, default=2, help="cores the master has")
     args = ap.parse_args()
     rows = level_table(args.run_dir)
     print_table(rows)
+    where = where_time_goes(args.run_dir, rows, args.cores)
+    if where:
+        print_where(where, args.cores)
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps({"levels": rows, "where": where}, indent=1) + "\n")
     return 0
 
 

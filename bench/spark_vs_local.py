@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from checker.front.spec import load_spec  # noqa: E402
 from checker.search.engine import CheckOptions, check  # noqa: E402
-from spark_levels import level_table, print_table  # noqa: E402  (bench/spark_levels.py)
+from spark_levels import level_table, print_table, print_where, where_time_goes  # noqa: E402  (bench/spark_levels.py)
 
 FIELDS = ("outcome", "distinct", "generated", "per_level_distinct", "per_action_generated",
           "per_action_distinct", "depth", "sometimes", "states_left", "violated")
@@ -67,6 +67,7 @@ def measure(args) -> dict:
             out["levels"] = level_times(work / "run", r.depth)
             out["expand_cpu_phases_s"] = phases(work / "run")
             out["level_table"] = level_table(work / "run")
+            out["where_time_goes"] = where_time_goes(work / "run", out["level_table"], args.cores)
             out["warm_small_levels"] = warm_small(args, spec, options, work / "warm")
         out["result"] = {f: getattr(r, f) for f in FIELDS}
         out["loadavg_after"] = os.getloadavg()
@@ -123,7 +124,7 @@ def spawn(args, engine: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="kmc-bench-pair-") as tmp:
         out = Path(tmp) / "out.json"
         cmd = [sys.executable, __file__, "--spec", args.spec, "--depth", str(args.depth),
-               "--master", args.master, "--child", engine, "--child-out", str(out)]
+               "--master", args.master, "--cores", str(args.cores), "--child", engine, "--child-out", str(out)]
         if args.partitions is not None:
             cmd += ["--partitions", str(args.partitions)]
         subprocess.run(cmd, check=True)
@@ -181,6 +182,8 @@ def report_spark(local: dict, spark: dict, cores: int) -> None:
           + ", ".join(f"{k} {v:.1f} s" for k, v in spark["expand_cpu_phases_s"].items()))
     print("\nper level (bench/spark_levels.py): new states against total seen, bytes shuffled and written")
     print_table(spark["level_table"])
+    if spark.get("where_time_goes"):
+        print_where(spark["where_time_goes"], cores)
 
 
 def main() -> int:

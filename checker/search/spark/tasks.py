@@ -345,7 +345,7 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
     from model.base import EvaluationError
 
     _maybe_fail(cfg, "expand", job.level, index)
-    started = time.thread_time()
+    started, since = time.thread_time(), time.time()
     P = cfg.partitions
     stats: dict[str, Any] = {"task": index, "parents": 0, "generated": 0, "by_action": {},
                              "deadlock": None, "error": None, "check_error": None,
@@ -467,7 +467,16 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
     stats["generated"] = sum(names.values())
     stats["by_action"] = dict(names)
     stats["cpu_s"] = time.thread_time() - started
+    stats["span"] = _span(since)
     yield (index % P, ("T", stats))
+
+
+def _span(since: float) -> list:
+    """[wall-clock start, end, process id] of a task: which core slot ran it
+    when (bench/spark_levels.py: where a level's wall time goes)."""
+    import os
+    import time
+    return [since, time.time(), os.getpid()]
 
 
 def _shipped(stats: dict, n: int, packed: tuple) -> tuple:
@@ -543,7 +552,7 @@ def merge_partition(cfg: TaskConfig, level: int, out_dir: str, index: int,
     out_dir (levels.previous_level)."""
     import time
     _maybe_fail(cfg, "merge", level, index)
-    started = time.thread_time()
+    started = time.thread_time(), time.time()
     _gc_off()
     try:
         yield from _merge(cfg, level, out_dir, index, items, started, combined)
@@ -551,9 +560,10 @@ def merge_partition(cfg: TaskConfig, level: int, out_dir: str, index: int,
         _collect()
 
 
-def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterable, started: float,
+def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterable, started: tuple,
            combined: bool) -> Iterator[dict]:
     import time
+    started, since = started
     bits = cfg.bits
     best: dict[int, tuple] = {}  # fp -> (smallest key, its batch << 16 | index in batch)
     expand_stats: list[dict] = []
@@ -624,7 +634,9 @@ def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterabl
     stats["seen_total"] = seen.count + len(new_fps)
     expand_stats.sort(key=itemgetter("task"))  # shuffle order varies between attempts
     stats["cpu_s"] = time.thread_time() - started
-    if combined:  # the expansion ran inside this task, in this thread
+    stats["span"] = _span(since)
+    if combined:
+        stats["combined"] = True  # the expansion ran inside this task, in this thread
         stats["cpu_s"] -= sum(e.get("cpu_s", 0.0) for e in expand_stats)
     write_stats(levels.stats_dir(out_dir), index, stats)
     yield stats
