@@ -25,7 +25,8 @@ from checker.output.console import report_text
 from checker.output.results import ensure_writable, summary, write_run, write_run_into
 from checker.output.views import view_for
 from checker.search import registry
-from checker.search.engine import CheckOptions, CheckResult, DiskLimitError, check as run_check
+from checker.search.engine import (CheckOptions, CheckResult, DiskLimitError, MemoryLimitError,
+                                   check as run_check)
 from checker.search.checkpoint import MANIFEST
 from checker.search.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from checker.search.files import disk_full, new_run_id
@@ -242,6 +243,9 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
         return run_check(model, properties, options), run_dir, None
     except BaseException as e:
         kept = (run_dir / "levels" / MANIFEST).is_file()
+        if kept and isinstance(e, (MemoryLimitError, DiskLimitError)):
+            # their one line says how to go on: with this run's folder
+            raise type(e)(str(e).replace("--resume RUN_DIR", f"--resume {run_dir}")) from None
         if kept:
             if not isinstance(e, SpecError):
                 click.echo(f"kmc: every finished level is kept; go on with: kmc check {spec.path} "

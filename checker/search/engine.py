@@ -196,7 +196,9 @@ class MemoryLimitError(KmcError):
 
 
 def format_size(n: int) -> str:
-    """8.0 GiB, 500 MiB, 64 KiB."""
+    """2.0 TiB, 8.0 GiB, 500 MiB, 64 KiB."""
+    if n >= 1 << 40:
+        return f"{n / (1 << 40):,.1f} TiB"
     if n >= 1 << 30:
         return f"{n / (1 << 30):.1f} GiB"
     if n >= 1 << 20:
