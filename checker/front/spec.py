@@ -133,7 +133,12 @@ def parse_set(item: str) -> tuple[str, Any]:
 
 
 def parse_sets(items) -> dict[str, Any]:
-    return dict(parse_set(i) for i in items or ())
+    out: dict[str, Any] = {}
+    for name, value in (parse_set(i) for i in items or ()):
+        if name in out:
+            raise SpecError(f"--set {name} is given twice ({out[name]!r} and {value!r})")
+        out[name] = value
+    return out
 
 
 def read_toml(path: Path, kind: str) -> dict:
@@ -217,6 +222,8 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     spec_depth = data.get("depth")
     if spec_depth is not None:
         _type_check(f"{path}: depth", spec_depth, int, "an integer")
+        if spec_depth < 0:  # (even when --depth overrides it: the file is wrong)
+            raise SpecError(f"{path}: depth must be >= 0, not {spec_depth}")
     if depth is not UNSET:
         if depth is not None:
             _type_check("--depth", depth, int, "an integer or none")
@@ -237,6 +244,9 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
                 raise SpecError(f"{path}: view is an empty list (leave it out to fingerprint every variable)")
             for v in view:
                 _type_check(f"{path}: view entry", v, str, "a variable name (string)")
+            twice = sorted({v for v in view if view.count(v) > 1})
+            if twice:
+                raise SpecError(f"{path}: view names {', '.join(twice)} more than once")
     expect = data.get("expect", {})
     _type_check(f"{path}: [expect]", expect, dict, "a table")
     for key, value in expect.items():
