@@ -133,12 +133,8 @@ def parse_set(item: str) -> tuple[str, Any]:
 
 
 def parse_sets(items) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, value in (parse_set(i) for i in items or ()):
-        if name in out:
-            raise SpecError(f"--set {name} is given twice ({out[name]!r} and {value!r})")
-        out[name] = value
-    return out
+    """NAME=VALUE items; a name given again overrides (as a later option does)."""
+    return dict(parse_set(i) for i in items or ())
 
 
 def read_toml(path: Path, kind: str) -> dict:

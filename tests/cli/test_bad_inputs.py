@@ -89,7 +89,6 @@ OPTIONS = {
     "--master yarn": (["--engine", "spark", "--master", "yarn"], "unsupported Spark master"),
     "--master local[x]": (["--engine", "spark", "--master", "local[x]"], "bad Spark master"),
     "--master local[0]": (["--engine", "spark", "--master", "local[0]"], "N >= 1"),
-    "--set twice": (["--set", "Goal=3", "--set", "Goal=4"], "--set Goal is given twice"),
     "--set beyond 64 bits": (["--set", "BigCapacity=-99999999999999999999"], "out of range"),
     "--master without port": (["--engine", "spark", "--master", "spark://127.0.0.1"], "spark://HOST:PORT"),
     "--master refused": (["--engine", "spark", "--master", "spark://127.0.0.1:1"], "cannot reach"),

@@ -523,8 +523,8 @@ def _bound_deadlocks(cfg: TaskConfig, w: Worker, part: list, chunk: list, stats:
 
 def write_stats(stats_dir: str, index: int, stats: dict) -> None:
     """A partition's statistics, next to the level's rows (atomically: a
-    retried task writes the same bytes again). The run folder is shared by
-    the driver and the executors."""
+    retried task replaces them whole). The run folder is shared by the
+    driver and the executors."""
     import os
     os.makedirs(stats_dir, exist_ok=True)
     path = os.path.join(stats_dir, f"part-{index:05d}.msgpack")
