@@ -243,11 +243,9 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
         return run_check(model, properties, options), run_dir, None
     except BaseException as e:
         kept = (run_dir / "levels" / MANIFEST).is_file()
-        if kept and isinstance(e, (MemoryLimitError, DiskLimitError)):
-            # their one line says how to go on: with this run's folder
-            raise type(e)(str(e).replace("--resume RUN_DIR", f"--resume {run_dir}")) from None
         if kept:
-            if not isinstance(e, SpecError):
+            # (a memory or disk stop's own line says how to go on)
+            if not isinstance(e, (SpecError, MemoryLimitError, DiskLimitError)):
                 click.echo(f"kmc: every finished level is kept; go on with: kmc check {spec.path} "
                            f"--resume {run_dir} (and the same --set, --depth and property "
                            f"options)", err=True)

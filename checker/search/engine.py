@@ -835,7 +835,7 @@ class Search:
     def _kept(self) -> str:
         cp = self.checkpoint
         return ("a run with --checkpoint keeps its finished levels and goes on with --resume RUN_DIR"
-                if cp is None else "its finished levels are kept: go on with --resume RUN_DIR"
+                if cp is None else f"its finished levels are kept: go on with --resume {cp.folder.parent}"
                 if cp.sealed else f"levels are kept from the first of {self.options.checkpoint_from:,} "
                                   f"states (with --checkpoint from level 0), and none was yet")
 
