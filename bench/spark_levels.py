@@ -13,7 +13,7 @@ new run), the successor records shuffled and their bytes, and the bytes
 written: the level's rows and its seen runs, per new state.
 
 Then, for the levels run on the executors with a shuffle (tasks of kmc
-since session 16 note when and in which process they ran), where the
+since session 16 note when they ran), where the
 level's wall time went, in seconds of wall time (core-seconds over the
 cores): the tasks' CPU, their waiting (wall minus CPU inside a task: the
 shuffle's I/O through the JVM, another process on the core), cores idle in
@@ -96,7 +96,7 @@ def where_time_goes(run_dir, rows: list[dict], cores: int) -> list[dict]:
             "between_s": max(0.0, m0 - e1),
             "merge_idle_s": (cores * (m1 - m0) - busy_m) / cores,
             "outside_s": r["wall_s"] - (m1 - e0),
-            "expand_tasks": len(expand), "processes": len({t["span"][2] for t in expand}),
+            "expand_tasks": len(expand),
         })
     return out
 

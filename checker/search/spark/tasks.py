@@ -472,11 +472,10 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
 
 
 def _span(since: float) -> list:
-    """[wall-clock start, end, process id] of a task: which core slot ran it
-    when (bench/spark_levels.py: where a level's wall time goes)."""
-    import os
+    """[wall-clock start, end] of a task (bench/spark_levels.py: where a
+    level's wall time goes)."""
     import time
-    return [since, time.time(), os.getpid()]
+    return [since, time.time()]
 
 
 def _shipped(stats: dict, n: int, packed: tuple) -> tuple:
