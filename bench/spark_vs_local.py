@@ -15,6 +15,7 @@ and exits 1 otherwise.
     .venv/bin/python bench/spark_vs_local.py                      # depth 11
     .venv/bin/python bench/spark_vs_local.py --depth 13           # 2,844,338 states, ~6 min
     .venv/bin/python bench/spark_vs_local.py --depth 14 --reps 3  # 5,587,201 states, three pairs (~40 min)
+    .venv/bin/python bench/spark_vs_local.py --depth 15 --reps 3  # 10,719,860 states, three pairs (~63 min)
     .venv/bin/python bench/spark_vs_local.py --depth 8 --json out.json
 """
 from __future__ import annotations
