@@ -343,9 +343,8 @@ for _command in (regress.regress, graph_cli.graph, trace_cli.trace, scenario.sce
 
 
 def main() -> None:
-    import signal
-    from checker.front.options import on_sigterm
-    signal.signal(signal.SIGTERM, on_sigterm)
+    from checker.search import stop
+    stop.install()   # SIGTERM stops a run as ^C does (exit 143); both noted as well as raised
     cli.main(prog_name="kmc")
 
 

@@ -17,10 +17,6 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports it
 
 
-def on_sigterm(signum, frame) -> None:
-    raise Terminated()
-
-
 def _err(message: str) -> None:
     click.echo(f"kmc: error: {' '.join(str(message).split())}", err=True)
 

@@ -29,7 +29,7 @@ from operator import is_not
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from checker.search import native
+from checker.search import native, stop
 from checker.search.checkpoint import Checkpoint, RunStopped
 from checker.search.checks import EVERY_VARIABLE, Checks
 from checker.search.codec import StateDecoder
@@ -819,7 +819,8 @@ class Search:
             "distinct_per_s": len(self.seen) / elapsed if elapsed else 0.0})
 
     def _check_limits(self, level: int) -> None:
-        """--max-memory and --min-free-disk, between chunks."""
+        """A stop signal, --max-memory and --min-free-disk, between chunks."""
+        stop.raise_pending()   # a ^C or SIGTERM whose exception was dropped
         check_memory(self.options.max_memory, level, len(self.seen), self._memory_advice)
         folder = self._disk_folder()
         if folder is not None:
@@ -943,6 +944,9 @@ class Search:
         try:
             with level_gc() as collect:
                 return self._run(collect)
+        except KeyboardInterrupt:
+            stop.handled()
+            raise
         finally:
             self.spill.close()
 

@@ -53,13 +53,13 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable
 
-from checker.search import registry
+from checker.search import registry, stop
 from checker.search import codec
 from checker.search.encoding import encode, encode_state
 from checker.search.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
                             DiskLimitError, check_disk, check_memory, collision_probability,
                             peak_memory_kb, resolve_view)
-from checker.search.errors import EngineEvaluationError, KmcError, SpecError, Terminated
+from checker.search.errors import EngineEvaluationError, KmcError, SpecError
 from checker.search.files import DISK_FULL, disk_full
 from checker.search.spark import levels, seen as seenruns, session as sparksession, tasks
 from checker.search.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
@@ -401,8 +401,8 @@ class SparkSearch:
         except (SparkUnavailableError, ExecutorSetupError, SparkJobError):
             raise
         except Exception as e:  # noqa: BLE001 - Py4JJavaError, AnalysisException, ...
-            if _SigintWatch.seen is not None:  # a Ctrl-C or kill broke the gateway call: that it is
-                raise _SigintWatch.seen() from None
+            if stop.pending is not None:  # a Ctrl-C or kill broke the gateway call: that it is
+                raise stop.pending() from None
             log = sparksession.log_path()
             line = _one_line(_python_error_line(str(e)))
             if any(f"[Errno {n}]" in line for n in DISK_FULL):   # a task's OSError, as text
@@ -795,8 +795,11 @@ class SparkSearch:
 
     def run(self) -> CheckResult:
         try:
-            with _SigintWatch():
+            with _StopWatch():
                 return self._run()
+        except KeyboardInterrupt:
+            stop.handled()
+            raise
         except (SparkUnavailableError, ExecutorSetupError) as e:
             raise self._failed_start(e) from None
         except OSError as e:
@@ -849,6 +852,7 @@ class SparkSearch:
         max_depth = self.options.max_depth
         while not totals.done:
             L = totals.level
+            stop.raise_pending()   # a ^C or SIGTERM whose exception was dropped
             if self.stop_after_level is not None and L >= self.stop_after_level:
                 raise RunInterrupted(f"stopped after level {L} as asked; go on with --resume {self.run_dir}",
                                      run_dir=self.run_dir, level=L)
@@ -1001,31 +1005,15 @@ def run_preflight(spark, task, timeout: float, model: str, variant: str, shuffle
     return answers
 
 
-class _SigintWatch:
-    """Notes a Ctrl-C or a SIGTERM (then interrupts as Python does: a
-    KeyboardInterrupt, or Terminated): a gateway call it breaks may fail as
-    a Py4JError ("Answer from Java side is empty") before the interrupt
-    surfaces, and that is still the interrupt. `seen`: its exception class."""
-
-    seen = None
-    KINDS = {"SIGINT": KeyboardInterrupt, "SIGTERM": Terminated}
+class _StopWatch:
+    """^C and SIGTERM noted while a run is on (checker/search/stop.py): a
+    gateway call one breaks may fail as a Py4JError ("Answer from Java side
+    is empty") before the interrupt surfaces, and that is still the
+    interrupt; one whose exception was dropped stops the run between levels."""
 
     def __enter__(self):
-        import signal
-        _SigintWatch.seen = None
-        self._previous = {}
-        if threading.current_thread() is threading.main_thread():
-            for name in self.KINDS:
-                signum = getattr(signal, name)
-                self._previous[signum] = signal.getsignal(signum)
-                signal.signal(signum, self._handle)
+        self._previous = stop.install() if threading.current_thread() is threading.main_thread() else {}
         return self
-
-    @classmethod
-    def _handle(cls, signum, frame):
-        import signal
-        cls.seen = cls.KINDS[signal.Signals(signum).name]
-        raise cls.seen()
 
     def __exit__(self, *exc):
         import signal
