@@ -22,6 +22,8 @@ Listed in checker/front/cli.py (its one list of commands).
 """
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import sys
 import time
@@ -35,10 +37,10 @@ from pathlib import Path
 import click
 
 from checker.front.expect import compare, describe_expect
-from checker.front.options import OutPath
+from checker.front.options import EXIT_TERMINATED, OutPath
 from checker.front.spec import Spec, load_spec
 from checker.output.results import ensure_writable
-from checker.search import registry
+from checker.search import registry, stop
 from checker.search.engine import CheckOptions, check
 from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from model.base import ModelConfigError
@@ -201,7 +203,40 @@ def _expected_states(path: Path) -> int:
 
 
 def _run_star(args) -> Row:
-    return run_spec(*args)
+    """One spec in a -j worker. SIGTERM (from the parent: _stop_workers) stops
+    its check as `kill` stops one, and the worker with it."""
+    signal.signal(signal.SIGTERM, stop.on_stop_signal)
+    try:
+        return run_spec(*args)
+    except KeyboardInterrupt:
+        os._exit(EXIT_TERMINATED)   # not taking the next spec
+    finally:
+        signal.signal(signal.SIGTERM, _quit)
+
+
+def _pool_worker() -> None:
+    """A -j worker leaves ^C to the parent, which stops it (_stop_workers):
+    a terminal's ^C reaches every process of its group at once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _quit)
+
+
+def _quit(signum, frame) -> None:
+    os._exit(EXIT_TERMINATED)   # a -j worker between two specs: nothing to stop cleanly
+
+
+def _stop_workers() -> None:
+    """SIGTERM to the -j workers (each stops its check as `kill` stops one,
+    its forked workers with it), then SIGKILL to any still there after 10 s."""
+    import multiprocessing
+    workers = multiprocessing.active_children()
+    for p in workers:
+        p.terminate()
+    for p in workers:
+        p.join(10)
+        if p.is_alive():
+            p.kill()
+            p.join(5)
 
 
 def junit_xml(rows: list[Row], total_seconds: float) -> str:
@@ -441,17 +476,25 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
     if jobs > 1 and len(args) > 1:
         import multiprocessing
         ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(args)), mp_context=ctx) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(args)), mp_context=ctx,
+                                 initializer=_pool_worker) as pool:
             # the biggest state spaces first (the longest runs end the set
             # soonest that way); rows still shown in path order
             order = sorted(range(len(args)), key=lambda i: -_expected_states(specs[i]))
             futures = {i: pool.submit(_run_star, args[i]) for i in order}
-            for i in range(len(args)):
-                try:
-                    row = futures[i].result()
-                except Exception as e:  # the worker died (BrokenProcessPool) or its row did not cross
-                    row = crashed_row(args[i][0], e)
-                show(row)
+            try:
+                for i in range(len(args)):
+                    try:
+                        row = futures[i].result()
+                    except Exception as e:  # the worker died (BrokenProcessPool) or its row did not cross
+                        row = crashed_row(args[i][0], e)
+                    show(row)
+            except BaseException:
+                # ^C, SIGTERM: the specs queued never start and the running ones
+                # stop now (leaving the pool would wait for all of them)
+                pool.shutdown(wait=False, cancel_futures=True)
+                _stop_workers()
+                raise
     else:
         for a in args:
             show(run_spec(*a))
