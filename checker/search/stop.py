@@ -31,11 +31,13 @@ def on_stop_signal(signum, frame) -> None:
 
 def install() -> dict:
     """The handlers of ^C and SIGTERM (main thread only); returns the ones
-    they replace."""
+    they replace. A signal ignored stays ignored (a shell's background job
+    ignores ^C, nohup-like wrappers SIGTERM), as Python leaves it."""
     previous = {}
     for signum in KINDS:
         previous[signum] = signal.getsignal(signum)
-        signal.signal(signum, on_stop_signal)
+        if previous[signum] is not signal.SIG_IGN:
+            signal.signal(signum, on_stop_signal)
     global _print_unraisable
     if sys.unraisablehook is not _unraisable:
         _print_unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable

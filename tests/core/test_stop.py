@@ -92,3 +92,11 @@ def test_other_exceptions_in_a_del_go_to_the_hook_before(handlers, monkeypatch):
     Raises(ValueError("a bug in a __del__"))
     Raises(KeyboardInterrupt())
     assert [type(e) for e in seen] == [ValueError, KeyboardInterrupt]
+
+
+def test_a_signal_ignored_stays_ignored(handlers):
+    """A shell's background job starts with ^C ignored: kmc leaves it so."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    handlers()
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGTERM) is stop.on_stop_signal
