@@ -9,6 +9,7 @@ import sys
 import click
 
 from checker.front.spec import UNSET
+from checker.search import stop
 from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, KmcError, Terminated
 from checker.search.files import disk_full
 from model.base import ModelConfigError
@@ -57,6 +58,7 @@ class KmcGroup(click.Group):
         except (KeyboardInterrupt, click.exceptions.Abort) as e:
             # (click turns a KeyboardInterrupt into Abort, the interrupt as its cause)
             terminated = isinstance(e, Terminated) or isinstance(e.__cause__, Terminated)
+            stop.handled()
             click.echo("kmc: terminated (SIGTERM)" if terminated else "kmc: interrupted", err=True)
             rv = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
         rv = rv if isinstance(rv, int) else EXIT_OK

@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from checker.search import native
+from checker.search import native, stop
 from checker.search.encoding import VariableEncoders
 from checker.search.checks import Checks
 from checker.search.engine import DEADLOCK, ExpandContext, _python_successor, _summary
@@ -309,6 +309,7 @@ def run_batch(cfg: SimConfig, batch: int, walks: int, deadline: float | None = N
     violation = error = None
     started = time.time()
     for k in range(first, first + walks):
+        stop.raise_pending()   # a ^C or SIGTERM whose exception was dropped
         if deadline is not None and done and time.time() >= deadline:
             break
         try:

@@ -5,9 +5,9 @@ that lands in a __del__ or a weakref callback (a pipe's end collected in the
 auto engine's parent) has its exception dropped, with a traceback printed
 ("Exception ignored in ..."), and the run would go on to its end and exit 0.
 So the handler also notes the stop, the traceback of a dropped stop is not
-printed, and the engines call raise_pending() between chunks and levels: a
-dropped stop still stops the run there, with its finished levels kept, as a
-raised one does.
+printed, and the engines call raise_pending() between chunks and levels
+(kmc simulate: between walks): a dropped stop still stops the run there,
+with its finished levels kept, as a raised one does.
 """
 from __future__ import annotations
 

@@ -100,3 +100,14 @@ def test_a_signal_ignored_stays_ignored(handlers):
     handlers()
     assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     assert signal.getsignal(signal.SIGTERM) is stop.on_stop_signal
+
+
+def test_a_dropped_stop_ends_a_simulation_between_walks(monkeypatch):
+    """kmc simulate's walks (checker/search/simulate.py) look for it before each walk."""
+    from checker.search.simulate import run_batch
+    from tests.simulate.sim_helpers import TWOPHASE, config
+    _, cfg = config(TWOPHASE)
+    assert run_batch(cfg, 0, 20)["walks"] == 20
+    monkeypatch.setattr(stop, "pending", Terminated)   # as the handler leaves it when its raise was dropped
+    with pytest.raises(Terminated):
+        run_batch(cfg, 0, 20)
