@@ -17,22 +17,36 @@ RUN_DIR/levels/ holds, for every finished level L:
   resume must match.
 Each file is fsynced before the checkpoint.json naming it replaces the old
 one, so an interruption at any moment leaves the previous level resumable.
+A run that writes into the folder (or resumes from it) holds an exclusive
+flock on levels/kmc.lock from its first save or its resume to its end: a
+second run on the same folder is refused in one line (the folder is in use)
+rather than deleting the live run's files; the OS drops the lock when the
+process dies, however it dies (SIGKILL included), and forked workers close
+their copy (an at-fork hook), so the lock lives exactly as long as the run.
+load() checks the manifest's every field (types, the level against its logs
+and counters, the frontier file against its record count) before using it:
+a damaged manifest is one line, never a traceback.
 The seen set is not written: it is the union of the logs' fingerprints,
 rebuilt on resume (BFS by levels keeps every first discovery in its log).
 """
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import pickle
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
 from checker.search.errors import KmcError, SpecError
 from checker.search.files import digest_problem, file_digest
+from checker.search.frontier import _HEAD
 
 MANIFEST = "checkpoint.json"
+LOCK = "kmc.lock"   # in the levels folder: flocked by the run writing there
 FORMAT = 2  # 2: every file's size and digest in the manifest
 
 
@@ -64,6 +78,80 @@ def _write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+class FolderInUse(SpecError):
+    """The run folder's levels are being written by another kmc run (exit 2)."""
+
+
+class _FolderLock:
+    """An exclusive, non-blocking flock on folder/kmc.lock, held until
+    release() (or the process's end: the OS drops it then)."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / LOCK
+        self.fd: int | None = None
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise SpecError(f"cannot lock {self.path}: {e.strerror or e}") from None
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            holder = ""
+            try:
+                pid = os.pread(self.fd, 64, 0).decode("ascii", "replace").strip()
+                holder = f" (pid {pid})" if pid.isdigit() else ""
+            except OSError:
+                pass
+            self.release()
+            if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise FolderInUse(f"{folder.parent} is in use by another kmc run{holder}: wait for it "
+                                  f"to end (or stop it), then resume") from None
+            raise SpecError(f"cannot lock {self.path}: {e.strerror or e}") from None
+        try:  # who holds it, for the line of a run refused
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass
+        _HELD.add(self)
+
+    def release(self) -> None:
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)   # (the lock goes with the process's last descriptor of it)
+
+    def __del__(self):
+        self.release()
+
+
+_HELD = weakref.WeakSet()
+
+
+def _close_in_child() -> None:
+    """A forked child (the auto engine's workers) drops its copy of every
+    held lock's descriptor: closing a copy never releases the parent's lock,
+    and the lock then lives as long as the run that took it, not its workers."""
+    for lock in list(_HELD):
+        fd, lock.fd = lock.fd, None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    _HELD.clear()
+
+
+os.register_at_fork(after_in_child=_close_in_child)
+
+
+def _plain_name(value) -> bool:
+    return (isinstance(value, str) and value not in ("", ".", "..") and "/" not in value
+            and "\\" not in value and "\0" not in value)
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 class Checkpoint:
     """The levels folder of one run: save() after each finished level,
     load() to go on from the newest one."""
@@ -72,6 +160,22 @@ class Checkpoint:
         self.folder = Path(folder)
         self.identity = identity
         self.sealed = 0   # levels whose logs are in the folder (0: nothing saved yet)
+        self._lock: _FolderLock | None = None
+
+    def lock(self) -> None:
+        """Hold the folder for this run (FolderInUse if another run does);
+        kept until release()."""
+        if self._lock is None or self._lock.fd is None:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise SpecError(f"cannot make {self.folder}: {e.strerror or e}") from None
+            self._lock = _FolderLock(self.folder)
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     @property
     def manifest(self) -> Path:
@@ -106,7 +210,7 @@ class Checkpoint:
         """Level `level` is finished: its log, the frontier that follows it
         and the counters go to disk, then the manifest names them. Returns
         the bytes the level's own files take."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.lock()
         # the first save of a run that started saving late writes the levels before it too
         sealed = {lv: search.levels[lv].seal_into(self.folder, lv) for lv in range(self.sealed, level + 1)}
         log_files = sealed[level]
@@ -162,29 +266,122 @@ class Checkpoint:
         except (OSError, ValueError):
             return None
 
-    def load(self) -> tuple[dict, dict]:
-        """(the manifest, the counters) of the newest finished level, every
-        file it names checked against its size and digest first."""
+    def load(self, log_arrays: tuple | None = None) -> tuple[dict, dict]:
+        """(the manifest, the counters) of the newest finished level, the
+        folder locked for this run first (FolderInUse if another run holds
+        it), the manifest's structure checked and every file it names
+        checked against its size and digest. log_arrays: the arrays each
+        level's log must name (the engine's, for its fingerprint bits)."""
+        self.lock()
         obj = self.read_manifest()
-        try:
-            names = [name for files in obj["logs"] for name in files.values()]
-            names += [obj["frontier"]["file"], obj["state"]]
-            digests = obj["digests"]
-            for name in names:
-                problem = digest_problem(self.folder / name, digests[name])
-                if problem == "missing":
-                    raise SpecError(f"{self.folder}: {name} is missing (a damaged run folder)")
-                if problem is not None:
-                    raise SpecError(f"{self.folder}: {name} is damaged ({problem}); the run cannot be "
-                                    f"resumed from it")
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise SpecError(f"{self.manifest} is not a complete checkpoint manifest "
-                            f"({type(e).__name__}: {e})") from None
+        self._check_manifest(obj, log_arrays)
+        names = [name for files in obj["logs"] for name in files.values()]
+        names += [obj["frontier"]["file"], obj["state"]]
+        digests = obj["digests"]
+        for name in names:
+            problem = digest_problem(self.folder / name, digests[name])
+            if problem == "missing":
+                raise SpecError(f"{self.folder}: {name} is missing (a damaged run folder)")
+            if problem is not None:
+                raise SpecError(f"{self.folder}: {name} is damaged ({problem}); the run cannot be "
+                                f"resumed from it")
         try:
             with open(self.folder / obj["state"], "rb") as f:
                 counters: dict[str, Any] = pickle.load(f)
-        except (OSError, pickle.UnpicklingError, EOFError) as e:
+        except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError,
+                ImportError, IndexError) as e:
             raise SpecError(f"cannot read the checkpoint's counters "
                             f"{self.folder / obj['state']}: {e}") from None
+        self._check_counters(obj, counters)
+        self._check_frontier(obj)
         self.sealed = obj["level"] + 1
         return obj, counters
+
+    def _bad(self, what: str) -> SpecError:
+        return SpecError(f"{self.manifest} is damaged: {what}; the run cannot be resumed from it")
+
+    def _check_manifest(self, obj: dict, log_arrays: tuple | None) -> None:
+        """Every field load() and the engine's resume rely on, of the right
+        type and consistent with one another (a damaged or hand-edited
+        manifest is one line, not a traceback or a wrong resume)."""
+        bad = self._bad
+        level = obj.get("level")
+        if not _count(level):
+            raise bad(f'"level" is {level!r}, not a level number (an integer >= 0)')
+        logs = obj.get("logs")
+        if not isinstance(logs, list):
+            raise bad(f'"logs" is {type(logs).__name__}, not a list of the levels\' files')
+        if len(logs) != level + 1:
+            raise bad(f'{len(logs)} level logs for level {level} (levels 0 to {level}: {level + 1})')
+        for lv, files in enumerate(logs):
+            if not isinstance(files, dict) or not files:
+                raise bad(f"the log of level {lv} is {files!r}, not the files of a level")
+            if log_arrays is not None and set(files) != set(log_arrays):
+                raise bad(f"the log of level {lv} names {sorted(map(str, files))}, not "
+                          f"{sorted(log_arrays)}")
+            for name in files.values():
+                if not _plain_name(name):
+                    raise bad(f"the log of level {lv} names {name!r}, not a file of the folder")
+        frontier = obj.get("frontier")
+        if not isinstance(frontier, dict):
+            raise bad(f'"frontier" is {frontier!r}, not the newest level\'s frontier file')
+        if not _plain_name(frontier.get("file")):
+            raise bad(f'the frontier\'s "file" is {frontier.get("file")!r}, not a file of the folder')
+        for key in ("records", "states"):
+            if not _count(frontier.get(key)):
+                raise bad(f'the frontier\'s "{key}" is {frontier.get(key)!r}, not a count')
+        if not _plain_name(obj.get("state")):
+            raise bad(f'"state" is {obj.get("state")!r}, not a file of the folder')
+        digests = obj.get("digests")
+        if not isinstance(digests, dict):
+            raise bad(f'"digests" is {type(digests).__name__}, not the files\' digests')
+        for name in [n for files in logs for n in files.values()] + [frontier["file"], obj["state"]]:
+            d = digests.get(name)
+            if not (isinstance(d, list) and len(d) == 2 and _count(d[0]) and isinstance(d[1], str)):
+                raise bad(f"the digest of {name} is {d!r}, not [size, digest]")
+        pld = obj.get("per_level_distinct")
+        if pld is not None and not (isinstance(pld, list) and len(pld) == level + 1
+                                    and all(_count(n) for n in pld)):
+            raise bad(f'"per_level_distinct" does not match level {level}')
+
+    def _check_counters(self, obj: dict, c) -> None:
+        """The counters file (digested, so as written) against the manifest."""
+        bad = self._bad
+        level = obj["level"]
+        kinds = {"generated": int, "per_action_generated": dict, "per_action_distinct": dict,
+                 "per_level_distinct": list, "first_violation": dict, "sometimes": dict,
+                 "actions": list, "elapsed_s": (int, float)}
+        if not isinstance(c, dict) or any(not isinstance(c.get(k), t) for k, t in kinds.items()):
+            raise SpecError(f"{self.folder / obj['state']} is not the counters of a checkpoint")
+        pld = c["per_level_distinct"]
+        if len(pld) != level + 1 or not all(_count(n) for n in pld):
+            raise bad(f"level {level}, but its counters ({obj['state']}) are of "
+                      f"{len(pld)} levels")
+        if obj.get("per_level_distinct") is not None and list(obj["per_level_distinct"]) != pld:
+            raise bad(f'"per_level_distinct" differs from the counters in {obj["state"]}')
+
+    def _check_frontier(self, obj: dict) -> None:
+        """The frontier file holds exactly "records" records of "states"
+        states in all (only the records' heads are read)."""
+        f = obj["frontier"]
+        path = self.folder / f["file"]
+        width = (self.identity.get("fingerprint_bits") or 64) // 8
+        records = states = 0
+        try:
+            size = path.stat().st_size
+            with open(path, "rb") as fh:
+                at = 0
+                while at < size and records <= f["records"]:
+                    head = fh.read(_HEAD.size)
+                    if len(head) < _HEAD.size:
+                        break
+                    ns, nf = _HEAD.unpack(head)
+                    at += _HEAD.size + ns + nf
+                    fh.seek(at)
+                    records += 1
+                    states += nf // width
+        except OSError as e:
+            raise SpecError(f"cannot read {path}: {e}") from None
+        if at != size or records != f["records"] or states != f["states"]:
+            raise self._bad(f"its frontier {f['file']} holds {records} records of {states} states, "
+                            f"not {f['records']} of {f['states']}")

@@ -748,9 +748,12 @@ class Search:
 
     def _resumed(self) -> tuple[Frontier, int]:
         """The newest finished level's frontier and number, every counter
-        and the seen set as they were then (checker/search/checkpoint.py)."""
-        obj, c = self.checkpoint.load()
-        folder, bits = self.checkpoint.folder, self.options.fingerprint_bits
+        and the seen set as they were then (checker/search/checkpoint.py).
+        The folder is this run's from here (load() locks it, or refuses a
+        folder another run holds), so a spill folder in it is a dead run's."""
+        bits = self.options.fingerprint_bits
+        obj, c = self.checkpoint.load(LevelLog(bits)._names())
+        folder = self.checkpoint.folder
         for stale in folder.glob("kmc-search-*"):  # the spill folder of a run that was killed
             shutil.rmtree(stale, ignore_errors=True)
         self.levels = [LevelLog.from_files(bits, {k: folder / v for k, v in files.items()}, n)
@@ -949,6 +952,8 @@ class Search:
             raise
         finally:
             self.spill.close()
+            if self.checkpoint is not None:   # the run folder's lock (checkpoint.py)
+                self.checkpoint.release()
 
     def _run(self, collect: Callable[[], Any]) -> CheckResult:
         max_depth = self.options.max_depth
