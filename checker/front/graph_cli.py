@@ -77,8 +77,41 @@ def explore(model, properties, max_depth: int | None, max_states: int,
     return g
 
 
+def _hidden(c: str) -> bool:
+    """A character shown as a \\uXXXX escape: XML 1.0 cannot hold it (C0
+    controls but tab and newline, lone surrogates, U+FFFE/U+FFFF), or it is a
+    control that would act on a terminal or a viewer rather than show (CR,
+    DEL, C1 controls such as the CSI of an ANSI escape)."""
+    o = ord(c)
+    return ((o < 0x20 and c not in "\t\n") or 0x7F <= o <= 0x9F or 0xD800 <= o <= 0xDFFF
+            or o in (0xFFFE, 0xFFFF))
+
+
+def visible(text: str) -> str:
+    """`text` with the characters no XML 1.0 or DOT file should carry raw
+    (see _hidden) written as visible \\uXXXX text: a state's string values
+    are whatever the spec's constants held (a NUL, an ANSI escape)."""
+    text = str(text)
+    if not any(_hidden(c) for c in text):
+        return text
+    return "".join(f"\\u{ord(c):04x}" if _hidden(c) else c for c in text)
+
+
+def _visible_graph(g: nx.MultiDiGraph) -> nx.MultiDiGraph:
+    """A copy of g whose string attributes are visible(): GraphML is XML."""
+    def clean(d: dict) -> dict:
+        return {k: visible(v) if isinstance(v, str) else v for k, v in d.items()}
+    h = nx.MultiDiGraph(**clean(g.graph))
+    h.add_nodes_from((u, clean(d)) for u, d in g.nodes(data=True))
+    h.add_edges_from((u, v, k, clean(d)) for u, v, k, d in g.edges(keys=True, data=True))
+    return h
+
+
 def _dot_quote(text: str) -> str:
-    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\l") + '"'
+    """A DOT quoted string (an escString): backslashes and quotes escaped,
+    newlines as left-justified line breaks, control characters visible."""
+    return ('"' + visible(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\l")
+            + '"')
 
 
 def to_dot(g: nx.MultiDiGraph) -> str:
@@ -104,7 +137,7 @@ def write(g: nx.MultiDiGraph, fmt: str, out: Path | None) -> str | None:
     if fmt == "dot":
         text = to_dot(g)
     elif fmt == "graphml":
-        text = "\n".join(nx.generate_graphml(g)) + "\n"
+        text = "\n".join(nx.generate_graphml(_visible_graph(g))) + "\n"
     else:
         raise SpecError(f"unknown graph format {fmt!r} (dot or graphml)")
     if out is None:

@@ -59,9 +59,12 @@ def _emit(text: str, out: Path | None, default: Path | None) -> None:
     click.echo(f"kmc: wrote {target}", err=True)
 
 
-@click.group("trace")
-def trace() -> None:
+@click.group("trace", invoke_without_command=True)
+@click.pass_context
+def trace(ctx: click.Context) -> None:
     """Show a run's counterexample: text, ITF (Apalache's trace format) or HTML."""
+    if ctx.invoked_subcommand is None:  # bare `kmc trace`: its help, as bare `kmc` does
+        click.echo(ctx.get_help())
 
 
 @trace.command("show")

@@ -38,7 +38,16 @@ class Run:
         """The counterexample of `prop` as the run found it (a lasso for a
         temporal property)."""
         trace = self.trace(prop)
-        return lasso_of_run(self.summary, prop, trace) or Violation(prop, len(trace) - 1, trace)
+        entry = next((e for e in self.summary.get("violations", []) if e.get("property") == prop), {})
+        loop = entry.get("loop")
+        if entry.get("kind") == "liveness" and loop is not None and not 0 <= loop < len(trace):
+            raise SpecError(f"{self.path / 'summary.json'}: the loop of {prop!r} ({loop}) is not a "
+                            f"state of its trace (0 to {len(trace) - 1})")
+        try:
+            return lasso_of_run(self.summary, prop, trace) or Violation(prop, len(trace) - 1, trace)
+        except (TypeError, ValueError, KeyError, AttributeError) as e:
+            raise SpecError(f"{self.path / 'summary.json'}: its entry for {prop!r} cannot be read "
+                            f"({type(e).__name__}: {e})") from None
 
     def pick(self, prop: str | None) -> str:
         if not self.properties:
@@ -81,6 +90,52 @@ def pick_run(path: Path) -> tuple[Path, str | None]:
                             f"run{'s' if newer > 1 else ''} without)")
 
 
+def _kind(x: Any) -> str:
+    return "null" if x is None else type(x).__name__
+
+
+def check_summary(summary: Any, where: Path) -> tuple[dict, list]:
+    """(config, violations) of a loaded summary.json, checked for the fields
+    `kmc trace` relies on and their types (a summary edited or written by
+    something else: one SpecError naming the file, not a traceback)."""
+    def bad(what: str):
+        raise SpecError(f"{where} is not a run summary: {what}")
+
+    if not isinstance(summary, dict):
+        bad(f"not a JSON object (it is {_kind(summary)})")
+    config = summary.get("config")
+    if not isinstance(config, dict):
+        bad("no 'config' object" if config is None else f"'config' is {_kind(config)}, not an object")
+    if not isinstance(config.get("model"), str):
+        bad("no 'config.model'" if "model" not in config
+            else f"'config.model' is {_kind(config['model'])}, not a string")
+    for key in ("variant", "spec", "name"):
+        if config.get(key) is not None and not isinstance(config[key], str):
+            bad(f"'config.{key}' is {_kind(config[key])}, not a string")
+    # (constants of the wrong type: registry.build says so)
+    if config.get("overrides") is not None and not isinstance(config["overrides"], dict):
+        bad(f"'config.overrides' is {_kind(config['overrides'])}, not an object")
+    if summary.get("run_id") is not None and not isinstance(summary["run_id"], str):
+        bad(f"'run_id' is {_kind(summary['run_id'])}, not a string")
+    violations = summary.get("violations", [])
+    if not isinstance(violations, list):
+        bad(f"'violations' is {_kind(violations)}, not a list")
+    for i, v in enumerate(violations):
+        if not isinstance(v, dict):
+            bad(f"violations[{i}] is {_kind(v)}, not an object")
+        if not isinstance(v.get("property"), str):
+            bad(f"violations[{i}] has no property name" if "property" not in v
+                else f"violations[{i}].property is {_kind(v['property'])}, not a string")
+        for key in ("kind", "instance", "headline"):
+            if v.get(key) is not None and not isinstance(v[key], str):
+                bad(f"violations[{i}].{key} is {_kind(v[key])}, not a string")
+        if v.get("kind") == "liveness":
+            loop = v.get("loop")
+            if "loop" in v and (isinstance(loop, bool) or not isinstance(loop, int) or loop < 0):
+                bad(f"violations[{i}].loop is {json.dumps(loop)}, not a state index (an integer >= 0)")
+    return config, violations
+
+
 def open_run(path: Path) -> Run:
     run_dir = find_run_dir(path)
     try:
@@ -88,19 +143,17 @@ def open_run(path: Path) -> Run:
     except (OSError, ValueError) as e:
         raise SpecError(f"cannot read {run_dir / 'summary.json'}: {e}") from None
     # a summary.json edited or written by something else: one error line, not a traceback
-    if not isinstance(summary, dict):
-        raise SpecError(f"{run_dir / 'summary.json'} is not a run summary (a JSON object)")
-    config = summary.get("config") or {}
-    violations = summary.get("violations", [])
-    if (not isinstance(config, dict) or "model" not in config or not isinstance(violations, list)
-            or not all(isinstance(v, dict) and "property" in v for v in violations)):
-        raise SpecError(f"{run_dir / 'summary.json'} is not a run summary (no model, or malformed violations)")
+    config, violations = check_summary(summary, run_dir / "summary.json")
     try:
         model, _ = registry.build(config["model"], config.get("variant"), config.get("constants") or {})
     except ModelConfigError as e:
         raise SpecError(f"{run_dir}: the model no longer accepts this run's constants: {e}") from None
     except KmcError as e:
         raise SpecError(f"{run_dir}: cannot rebuild the run's model: {e.one_line()}") from None
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+        # constants of a type the model's code does not expect
+        raise SpecError(f"{run_dir / 'summary.json'}: cannot rebuild the run's model from its "
+                        f"config: {type(e).__name__}: {e}") from None
     props = [v["property"] for v in violations]
     return Run(run_dir, summary, model, props)
 
