@@ -38,7 +38,7 @@ import click
 
 from checker.front.expect import compare, describe_expect
 from checker.front.options import EXIT_TERMINATED, OutPath
-from checker.front.spec import Spec, load_spec
+from checker.front.spec import Spec, check_file, load_spec
 from checker.output.results import ensure_writable
 from checker.search import registry, stop
 from checker.search.engine import CheckOptions, check
@@ -94,6 +94,11 @@ def run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> 
 def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> Row:
     t0 = time.perf_counter()
     row = Row(spec=path, status=OK)
+    try:
+        check_file(Path(path), "spec")  # not a FIFO, a device (a *.toml found under SPEC_DIR)
+    except SpecError as e:
+        row.status, row.problems = ERROR, [e.one_line()]
+        return row
     if is_scenario(Path(path)):
         return run_scenario_file(path, t0)
     from checker.front import simulate_cli
@@ -149,7 +154,10 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None) ->
         config["check_deadlock"] = options.check_deadlock
         config["stop_on_violation"] = True
         obj = summary(config, result, run_id=new_run_id(), expect=expect)
-        row.run_dir = str(write_run(Path(out), spec.name, obj, result, model=model))
+        try:
+            row.run_dir = str(write_run(Path(out), spec.name, obj, result, model=model))
+        except KmcError as e:  # its results folder cannot be made (a file in its place): bad input
+            row.status, row.problems = ERROR, [e.one_line()]
     return row
 
 
@@ -195,10 +203,11 @@ def run_scenario_file(path: str, t0: float) -> Row:
 def _expected_states(path: Path) -> int:
     """expect.distinct of a spec file (0 if none or unreadable): its cost, roughly."""
     try:
+        check_file(path, "spec")
         with open(path, "rb") as f:
             n = tomllib.load(f).get("expect", {}).get("distinct", 0)
         return n if isinstance(n, int) else 0
-    except (OSError, ValueError, AttributeError):  # TOMLDecodeError, UnicodeDecodeError
+    except (OSError, ValueError, AttributeError, SpecError):  # TOMLDecodeError, UnicodeDecodeError
         return 0
 
 
@@ -301,6 +310,7 @@ def table_row(path: Path, root: Path) -> dict[str, str]:
     def md(text: str) -> str:
         return str(text).replace("|", "\\|")
     name = path.relative_to(root).with_suffix("").as_posix() if path.is_relative_to(root) else path.stem
+    check_file(path, "spec")  # not a FIFO, a device: is_scenario would read it
     if is_scenario(path):
         from checker.front.scenario import load_scenario
         sc = load_scenario(path)
@@ -444,6 +454,7 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
             jobs: int, out_dir: Path | None, markdown: bool, readme: Path | None) -> int:
     """Check every spec under SPEC_DIR (default: specs/) against its [expect]."""
     if markdown or readme is not None:
+        _no_run_options("--markdown" if markdown else "--update-readme")
         return _tables(spec_dir, markdown, readme)
     specs = find_specs(spec_dir)
     if pattern:
@@ -451,10 +462,7 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
         if not specs:
             raise SpecError(f"no spec under {spec_dir} matches {pattern!r}")
     if junit is not None:
-        try:  # fail before the runs, not after them
-            junit.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise SpecError(f"cannot write {junit}: {e}") from None
+        _ensure_file_writable(junit)  # fail before the runs, not after them
     if out_dir is not None:
         ensure_writable(out_dir)  # fail before a long run, not after it
     width = max(len(str(p)) for p in specs)
@@ -517,17 +525,68 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
     return EXIT_VIOLATION if counts[FAIL] else EXIT_OK
 
 
+# the options of a run, which --markdown / --update-readme (run nothing) cannot honour
+_RUN_OPTIONS = (("quick", "--quick"), ("junit", "--junit"), ("timeout", "--timeout"),
+                ("pattern", "-k"), ("jobs", "--jobs"), ("out_dir", "--out"))
+
+
+def _no_run_options(mode: str) -> None:
+    """SpecError for a run option given with --markdown / --update-readme:
+    they run nothing, so it would be silently ignored."""
+    from click.core import ParameterSource
+    ctx = click.get_current_context()
+    given = [flag for name, flag in _RUN_OPTIONS
+             if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
+    if given:
+        raise SpecError(f"{', '.join(given)} {'has' if len(given) == 1 else 'have'} no effect with "
+                        f"{mode} (it runs nothing: the tables come from the specs' [expect])")
+
+
+def _ensure_file_writable(target: Path) -> None:
+    """SpecError unless a file can be written at `target` (its folder made if
+    need be, a temp file created and removed in it): before the runs, not
+    after them."""
+    import tempfile
+    try:
+        real = Path(os.path.realpath(target))  # write_atomic follows a symlink
+        if real.is_dir():
+            raise IsADirectoryError(f"{target} is a folder")
+        real.parent.mkdir(parents=True, exist_ok=True)
+        if real.exists() and not real.is_file():
+            return  # a device, a FIFO: written directly (write_atomic), not probed
+        try:
+            fd, probe = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".probe")
+        except OSError as e:
+            raise SpecError(f"cannot write {target}: no file can be created in {real.parent} "
+                            f"({e.strerror or e})") from None
+        os.close(fd)
+        os.unlink(probe)
+    except (FileExistsError, NotADirectoryError):
+        raise SpecError(f"cannot write {target}: a part of its folder's path is a file, not a folder") from None
+    except OSError as e:
+        raise SpecError(f"cannot write {target}: {e.strerror or e}") from None
+
+
 def _tables(spec_dir: Path, markdown: bool, readme: Path | None) -> int:
     if markdown:
         click.echo(markdown_tables(spec_dir), nl=False)
     if readme is not None:
         from checker.search.files import write_atomic
-        text = readme.read_text(encoding="utf-8")
+        try:
+            text = readme.read_text(encoding="utf-8")
+        except UnicodeDecodeError as e:
+            raise SpecError(f"cannot read {readme}: not UTF-8 text (byte {e.start}: "
+                            f"{e.object[e.start:e.start + 1]!r})") from None
+        except OSError as e:
+            raise SpecError(f"cannot read {readme}: {e.strerror or e}") from None
         if not readme_blocks(text):
             raise SpecError(f"{readme}: no generated block ({TABLE_BEGIN} ... -->)")
         new = render_readme(text, spec_dir)
         if new != text:
-            write_atomic(readme, new)
+            try:
+                write_atomic(readme, new)
+            except OSError as e:
+                raise SpecError(f"cannot write {readme}: {e.strerror or e}") from None
         click.echo(f"{readme}: {len(readme_blocks(text))} table block(s) "
                    f"{'rewritten' if new != text else 'already up to date'}", err=True)
     return EXIT_OK

@@ -31,15 +31,20 @@ of the model (its variant and constants) is bad input.
 """
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from checker.search import registry
+from checker.search.engine import DEADLOCK
 from checker.search.errors import SpecError
+from checker.search.files import safe_component
 from model.base import ALWAYS, SOMETIMES, ModelConfigError, Property
 
+MAX_SPEC_BYTES = 16 << 20  # a spec (or scenario) file larger than this is refused unread
 FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
 TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
                   "check_deadlock", "fingerprint", "view", "expect",
@@ -118,6 +123,11 @@ def _type_check(where: str, value: Any, t, tname: str) -> None:
         raise SpecError(f"{where} must be {tname}, not {type(value).__name__} {value!r}")
 
 
+def _expected_violated(expect: dict) -> list:
+    wanted = expect.get("violated")
+    return [wanted] if isinstance(wanted, str) else list(wanted or ())
+
+
 def parse_set(item: str) -> tuple[str, Any]:
     """NAME=VALUE with VALUE a TOML value: 3, false, "A", ["A", "B"]."""
     name, sep, text = item.partition("=")
@@ -125,11 +135,15 @@ def parse_set(item: str) -> tuple[str, Any]:
     if not sep or not name:
         raise SpecError(f"--set expects NAME=VALUE, got {item!r}")
     try:
-        value = tomllib.loads(f"v = {text.strip()}")["v"]
+        table = tomllib.loads(f"v = {text.strip()}")
     except tomllib.TOMLDecodeError:
         raise SpecError(f"--set {name}: {text.strip()!r} is not a TOML value "
                         f"(strings need quotes: {name}='\"A\"', lists: {name}='[\"A\", \"B\"]')") from None
-    return name, value
+    if list(table) != ["v"]:  # `3\nOther=1`, `3\n[t]`: more than the one value
+        raise SpecError(f"--set {name}: {text.strip()!r} is not exactly one TOML value "
+                        f"(it also sets {', '.join(k for k in table if k != 'v')}: "
+                        f"give each constant its own --set)")
+    return name, table["v"]
 
 
 def parse_sets(items) -> dict[str, Any]:
@@ -137,13 +151,36 @@ def parse_sets(items) -> dict[str, Any]:
     return dict(parse_set(i) for i in items or ())
 
 
-def read_toml(path: Path, kind: str) -> dict:
-    """A TOML file's table, or SpecError (exit 2) naming what is wrong with it."""
+def check_file(path: Path, kind: str) -> None:
+    """SpecError unless `path` is a regular file of at most MAX_SPEC_BYTES: checked
+    before any read (/dev/zero, a FIFO would never end, a huge file fill memory)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        st = os.stat(path)  # before any read: /dev/zero, a FIFO would never end
     except FileNotFoundError:
         raise SpecError(f"{kind} file not found: {path}") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+    except OSError as e:
+        raise SpecError(f"cannot read {kind} file {path}: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise SpecError(f"cannot read {kind} file {path}: it is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise SpecError(f"cannot read {kind} file {path}: not a regular file")
+    if st.st_size > MAX_SPEC_BYTES:
+        raise SpecError(f"{kind} file {path} is too large: {st.st_size:,} bytes "
+                        f"(at most {MAX_SPEC_BYTES:,})")
+
+
+def read_toml(path: Path, kind: str) -> dict:
+    """A TOML file's table, or SpecError (exit 2) naming what is wrong with it."""
+    check_file(path, kind)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SPEC_BYTES + 1)  # (it may have grown since the stat)
+        if len(data) > MAX_SPEC_BYTES:
+            raise SpecError(f"{kind} file {path} is too large: more than {MAX_SPEC_BYTES:,} bytes")
+        text = data.decode("utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"{kind} file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
         raise SpecError(f"cannot read {kind} file {path}: {e}") from None
     try:
         return tomllib.loads(text)
@@ -253,6 +290,20 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         _type_check(f"{path}: expect.sometimes entry", name, str, "a witness name (string)")
     if "outcome" in expect and expect["outcome"] not in ("pass", "violation"):
         raise SpecError(f"{path}: expect.outcome must be \"pass\" or \"violation\", not {expect['outcome']!r}")
+    for name in _expected_violated(expect):
+        _type_check(f"{path}: expect.violated entry", name, str, "a property name (string)")
+    for n in expect.get("per_level_distinct", ()):
+        _type_check(f"{path}: expect.per_level_distinct entry", n, int, "a number of states")
+    for key in ("depth", "distinct", "generated", "min_walks"):
+        if key in expect and expect[key] < 0:
+            raise SpecError(f"{path}: expect.{key} must be >= 0, not {expect[key]}")
+    if any(n < 0 for n in expect.get("per_level_distinct", ())):
+        raise SpecError(f"{path}: expect.per_level_distinct holds a negative count")
+    if "within_s" in expect and not 0 < expect["within_s"] < float("inf"):
+        raise SpecError(f"{path}: expect.within_s must be a number of seconds > 0, not {expect['within_s']!r}")
+    if ("within_s" in expect or "min_walks" in expect) and not isinstance(data.get("simulate"), dict):
+        raise SpecError(f"{path}: expect.within_s and expect.min_walks are for simulation specs "
+                        f"(a [simulate] table: kmc simulate)")
 
     overrides = dict(overrides or {})
     defn = registry.model_def(data["model"])
@@ -262,7 +313,7 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         resolved = registry.resolve_constants(defn, variant, given)
     except SpecError as e:
         raise SpecError(f"{path}: {e}") from None
-    spec = Spec(path=path, name=path.stem, model=defn.name, variant=variant, constants=resolved,
+    spec = Spec(path=path, name=safe_component(path.stem), model=defn.name, variant=variant, constants=resolved,
                 invariants=list(invariants) if invariants is not None else None,
                 depth=spec_depth, check_deadlock=check_deadlock, fingerprint=fingerprint,
                 view=view, description=data.get("description", ""), expect=dict(expect),
@@ -274,6 +325,11 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         model, all_props = registry.build(spec.model, spec.variant, spec.constants)
         _something_to_check(spec, all_props)
         spec.invariants = keep_witnesses(all_props, spec.invariants, expect.get("sometimes", []))
+        named = {p.name for p in all_props} | set(spec.properties or ()) | {DEADLOCK}
+        unknown = [n for n in _expected_violated(expect) if n not in named]
+        if unknown:
+            raise SpecError(f"expect.violated: {', '.join(map(repr, unknown))} is no property of this model "
+                            f"or spec (`kmc list {spec.model}` names them)")
         spec._built = (model, registry.select_properties(all_props, spec.invariants))
     except SpecError as e:
         raise SpecError(f"{path}: {e}") from None

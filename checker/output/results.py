@@ -24,7 +24,7 @@ from checker.output.views import view_for
 from checker.search import registry
 from checker.search.engine import DEADLOCK, CheckResult
 from checker.search.errors import SpecError
-from checker.search.files import umask, write_atomic
+from checker.search.files import safe_component, umask, write_atomic
 from model.view import TraceView
 
 KMC_VERSION = "0.1.0"
@@ -105,8 +105,13 @@ def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult
         model = model if model is not None else _model_of(summary_obj)
         view = view_for(model) if model is not None else None
     model = view.model if view is not None else model
-    spec_dir = Path(root) / spec_name
-    spec_dir.mkdir(parents=True, exist_ok=True)
+    spec_dir = Path(root) / safe_component(spec_name)  # one component: never outside root
+    try:
+        spec_dir.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # a file where a folder must be
+        raise SpecError(f"cannot write results into {spec_dir}: "
+                        f"{'it' if spec_dir.exists() else 'a part of its path'} is a file, "
+                        f"not a folder") from None
     run_id = summary_obj["run_id"]
     final = spec_dir / run_id
     tmp_dir = Path(tempfile.mkdtemp(dir=spec_dir, prefix=f".{run_id}.", suffix=".partial"))

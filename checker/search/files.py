@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,7 +26,24 @@ def umask() -> int:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    path = Path(path)
+    """Write `text` to `path` whole or not at all: a temp file in the same
+    folder, fsynced, then os.replace. A symlink is followed (its target is
+    written, atomically, in the target's folder: the link stays a link); an
+    existing target that is not a regular file (a character device such as
+    /dev/null, a FIFO, a socket) is opened and written directly, never
+    replaced by a regular file (atomicity means nothing there); a folder is
+    an error (IsADirectoryError)."""
+    path = Path(os.path.realpath(path))  # the symlinks followed (a loop: ELOOP below)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(path, "w", encoding="utf-8") as f:  # a device, a FIFO: written, not replaced
+            f.write(text)
+        return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -40,6 +58,18 @@ def write_atomic(path: Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def safe_component(name: str) -> str:
+    """`name` as one safe path component (a spec's folder under --out is
+    named by its file's stem): a path separator or NUL becomes "_", and a
+    name that is empty, "." or ".." (which would climb out of --out) is
+    spelled with underscores instead ("_", "_", "__")."""
+    for sep in {"/", "\\", "\0", os.sep, os.altsep or "/"}:
+        name = name.replace(sep, "_")
+    if name in ("", ".", ".."):
+        name = "_" * max(1, len(name))
+    return name
 
 
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
