@@ -109,6 +109,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
                         "engine keeps no state graph; use --engine local or auto")
     if engine != "spark" and (master or partitions):
         raise SpecError("--master and --partitions need --engine spark")
+    if (resume is not None and click.get_current_context().get_parameter_source("out_dir").name == "COMMANDLINE"
+            and Path(resume).resolve().parent.parent != out_dir.resolve()):   # (OUT/<spec>/<run-id>)
+        raise SpecError(f"--out {out_dir} has no effect with --resume: the run goes on in its own "
+                        f"folder, {resume}")
     # the local and auto engines' levels (checker/search/checkpoint.py): with
     # --checkpoint from level 0, by default from a level of CHECKPOINT_FROM states
     if checkpoint and (engine == "spark" or liveness is not None):
@@ -165,7 +169,11 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     obj = summary(config, result, run_id=run_id, expect=spec.expect, engine=engine)
     if engine == "auto":  # where each level ran: "local" or "pool" (the parallel workers)
         obj["auto"] = auto_levels
-    _compare_with_expect(obj, spec, result, changed=bool(sets or depth is not UNSET or invariants or temporal))
+    # (--deadlock and --continue change what is reported: states without
+    # successors, every violated property instead of the first)
+    changed = bool(sets or depth is not UNSET or invariants or temporal or keep_going
+                   or (deadlock is not None and deadlock != spec.check_deadlock))
+    _compare_with_expect(obj, spec, result, changed=changed)
     view = view_for(model)  # the model's trace view: once, for the files and the console
     try:
         if engine == "spark":  # the engine made the run folder (levels, spark.log) already

@@ -426,6 +426,8 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     started = time.perf_counter()
     if engine != "spark" and master:
         raise SpecError("--master needs --engine spark")
+    if no_shrink and shrink_time is not None:
+        raise SpecError("--shrink-time has no effect with --no-shrink")
     spec, st = load(spec_path, parse_sets(sets), list(invariants))
     model, properties = spec.build()
     if walks is None and time_s is None:

@@ -50,6 +50,8 @@ NO_ACTION = 0xFFFF        # the action index of an initial state
 SWARM_KEEP = 0.5
 SWARM_DEMOTE = 1 / 16
 SWARM_SPREAD = 2.0
+# weights are relative: a bound that keeps any sum of them (swarm factors too) finite
+MAX_WEIGHT = 1e12
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,8 @@ class Walker:
                 while acc <= x and i < n - 1:
                     i += 1
                     acc += ws[i]
+                while not ws[i]:   # rounding ran past the last weighed action: that one
+                    i -= 1
             action, succ = succs[i]
             parts, fp, changed = self.encode(state, parts, succ)
             d += 1
@@ -499,8 +503,9 @@ def check_weights(weights: dict, action_names, where: str) -> tuple:
         raise SpecError(f"{where}: unknown action(s) {', '.join(map(repr, unknown))} "
                         f"(the model's actions: {', '.join(known)})")
     for name, w in weights.items():
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0 or w != w or w == float("inf"):
-            raise SpecError(f"{where}: the weight of {name} must be a number >= 0, not {w!r}")
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w <= MAX_WEIGHT:
+            raise SpecError(f"{where}: the weight of {name} must be a number >= 0 and at most "
+                            f"{MAX_WEIGHT:g} (weights are relative), not {w!r}")
     if weights and all(weights.get(n, 1.0) == 0 for n in known):
         raise SpecError(f"{where}: every action weighs 0: no walk could take a step")
     return tuple(sorted((n, float(w)) for n, w in weights.items()))
