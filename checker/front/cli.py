@@ -101,8 +101,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     import time
     from checker.search.liveness import config as liveness_config
     started = time.perf_counter()
-    spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
-                     properties=list(temporal))
+    max_memory = default_max_memory() if max_memory is DEFAULT_MEMORY else max_memory
+    with registry.build_limit(max_memory):   # the model's build is held to --max-memory too
+        spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
+                         properties=list(temporal))
     liveness = liveness_config.validate(spec, str(spec_path))
     if liveness is not None and engine == "spark":
         raise SpecError("liveness (temporal properties) runs on the local engine only: the spark "
@@ -132,7 +134,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         fingerprint_bits=spec.fingerprint_bits,
         view=spec.view,
         progress=None if quiet else progress_printer,
-        max_memory=default_max_memory() if max_memory is DEFAULT_MEMORY else max_memory,
+        max_memory=max_memory,
         min_free_disk=min_free_disk,
     )
     ensure_writable(out_dir)  # fail before a long run, not after it

@@ -5,6 +5,9 @@ ModelDef (names, types; defaults fill the rest) and returns (model, properties).
 """
 from __future__ import annotations
 
+import contextvars
+import resource
+from contextlib import contextmanager
 from typing import Any
 
 from checker.search.errors import SpecError
@@ -97,12 +100,91 @@ def build(model_name: str, variant: str | None, constants: dict | None = None) -
     defn = model_def(model_name)
     variant, _ = variant_constants(defn, variant)
     resolved = resolve_constants(defn, variant, constants)
+    room = _build_room()
     try:
-        model = defn.build(variant, resolved)  # may raise ModelConfigError
-    except (MemoryError, OverflowError) as e:  # e.g. a broker count of 10**11
-        raise SpecError(f"model {defn.name!r}: its constants are too large to build it "
+        with _address_space(room):
+            model = defn.build(variant, resolved)  # may raise ModelConfigError
+    except (MemoryError, OverflowError) as e:  # e.g. a broker count of 10**7
+        within = f" within {room >> 20:,} MiB of memory" if room is not None else ""
+        raise SpecError(f"model {defn.name!r}: its constants are too large to build it{within} "
                         f"({type(e).__name__}{': ' + str(e) if str(e) else ''})") from None
     return model, properties_for(model)
+
+
+# Building a model can take memory that grows fast with its constants (the
+# kraft model's tables: ~13 GB for 10**7 brokers), and unlike a search level
+# it cannot stop itself: so the address space is capped while it builds, at
+# the room the memory limit leaves (build_limit: the CLI's --max-memory) and
+# never past the machine's available memory. Past it, a MemoryError: one line.
+_LIMIT = contextvars.ContextVar("build_limit", default="available")
+MIN_ROOM = 256 << 20   # a small spec always builds, whatever the limit
+AVAILABLE_SHARE = 0.85   # of the machine's available memory, at most (the rest: other programs)
+
+
+@contextmanager
+def build_limit(limit: int | None):
+    """Models built inside take at most `limit` bytes of resident memory in
+    all (None: no limit at all, as --max-memory none)."""
+    token = _LIMIT.set(limit)
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
+
+
+def _meminfo(key: str) -> int | None:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _status(key: str) -> int | None:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _build_room() -> int | None:
+    """Bytes a model's build may add (None: no cap)."""
+    limit = _LIMIT.get()
+    if limit is None:
+        return None
+    room = _meminfo("MemAvailable")
+    room = None if room is None else int(room * AVAILABLE_SHARE)
+    if limit != "available":
+        left = limit - (_status("VmRSS") or 0)
+        room = left if room is None else min(room, left)
+    return None if room is None else max(room, MIN_ROOM)
+
+
+@contextmanager
+def _address_space(room: int | None):
+    """RLIMIT_AS at the address space now plus `room`, for the block; left
+    alone when there is no room to give, no /proc, or a lower limit set."""
+    vm = _status("VmSize")
+    if room is None or vm is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = vm + room
+    if (soft != resource.RLIM_INFINITY and soft <= cap) or (hard != resource.RLIM_INFINITY and cap > hard):
+        yield
+        return
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def select_properties(properties: list[Property], names: list[str] | None) -> list[Property]:
