@@ -132,20 +132,10 @@ def build_limit(limit: int | None):
         _LIMIT.reset(token)
 
 
-def _meminfo(key: str) -> int | None:
+def _proc_bytes(file: str, key: str) -> int | None:
+    """A "key: N kB" line of /proc/meminfo or /proc/self/status, in bytes."""
     try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _status(key: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
+        with open(file) as f:
             for line in f:
                 if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
@@ -159,10 +149,10 @@ def _build_room() -> int | None:
     limit = _LIMIT.get()
     if limit is None:
         return None
-    room = _meminfo("MemAvailable")
+    room = _proc_bytes("/proc/meminfo", "MemAvailable")
     room = None if room is None else int(room * AVAILABLE_SHARE)
     if limit != "available":
-        left = limit - (_status("VmRSS") or 0)
+        left = limit - (_proc_bytes("/proc/self/status", "VmRSS") or 0)
         room = left if room is None else min(room, left)
     return None if room is None else max(room, MIN_ROOM)
 
@@ -171,7 +161,7 @@ def _build_room() -> int | None:
 def _address_space(room: int | None):
     """RLIMIT_AS at the address space now plus `room`, for the block; left
     alone when there is no room to give, no /proc, or a lower limit set."""
-    vm = _status("VmSize")
+    vm = _proc_bytes("/proc/self/status", "VmSize")
     if room is None or vm is None:
         yield
         return
