@@ -62,6 +62,14 @@ SPECS = {
                                            "for simulation specs"),
     "expect.within_s nan": ('model = "diehard"\n[simulate]\nwalks = 5\n[expect]\nwithin_s = nan\n', [],
                             "expect.within_s must be a number of seconds > 0"),
+    "[simulate] not a table, checked by kmc check too": ('model = "diehard"\nsimulate = 3\n', [],
+                                                          "[simulate] must be a table"),
+    "simulate.walks negative, checked by kmc check too": ('model = "diehard"\n[simulate]\nwalks = -1\n', [],
+                                                          "simulate.walks must be a positive integer"),
+    "unknown simulate key, checked by kmc check too": ('model = "diehard"\n[simulate]\nwalk = 5\n', [],
+                                                       "unknown key(s) 'walk' in [simulate]"),
+    "simulate.weights of an unknown action": ('model = "diehard"\n[simulate.weights]\nNope = 1\n', [],
+                                              "simulate.weights"),
     "an invariant as a witness": ('model = "diehard"\n[expect]\nsometimes = ["NotSolved"]\n', [],
                                   "not a witness"),
     "kraft MinISR = 0": (KRAFT + "[constants]\nMinISR = 0\n", [], "MinISR"),
@@ -115,6 +123,11 @@ def _assert_one_line(r):
         assert r.stderr.strip().splitlines() == errors, r.stderr
     assert "Traceback" not in r.stderr + r.stdout
     return errors[0]
+
+
+def _written(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
 
 
 def invoke(*args):
@@ -187,6 +200,9 @@ FOLDERS = {
     "regress -j 0": (lambda t: ["regress", DIEHARD, "-j", "0"], "-j"),
     "scenario of a missing file": (lambda t: ["scenario", t / "nope.toml"], "nope.toml"),
     "list of an unknown model": (lambda t: ["list", "nope"], "unknown model"),
+    "graph of a spec whose [simulate] is bad": (
+        lambda t: ["graph", _written(t / "s.toml", 'model = "diehard"\n[simulate]\ndepth = 0\n')],
+        "simulate.depth must be a positive integer"),
 }
 
 
