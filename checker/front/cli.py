@@ -105,7 +105,6 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     with registry.build_limit(max_memory):   # the model's build is held to --max-memory too
         spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
                          properties=list(temporal))
-    simulate_cli.read_settings(spec_path, spec.build()[0])  # a [simulate] table is checked where unused too
     liveness = liveness_config.validate(spec, str(spec_path))
     if liveness is not None and engine == "spark":
         raise SpecError("liveness (temporal properties) runs on the local engine only: the spark "

@@ -14,7 +14,6 @@ import click
 import networkx as nx
 
 from checker.front.options import DepthType, OutPath
-from checker.front.simulate_cli import read_settings
 from checker.front.spec import UNSET, load_spec, parse_sets
 from checker.output.render import render_value
 from checker.search.engine import CheckOptions
@@ -164,7 +163,6 @@ def graph(spec_path, fmt, out, max_states, depth, sets):
     labels, states that violate an invariant marked."""
     spec = load_spec(spec_path, parse_sets(sets), depth=depth)
     model, props = spec.build()
-    read_settings(spec_path, model)  # a [simulate] table is checked where unused too
     if spec.view is not None:
         raise SpecError("kmc graph draws every state: drop the spec's view")
     g = explore(model, props, spec.depth, max_states, spec.fingerprint_bits)

@@ -31,7 +31,7 @@ import secrets
 import sys
 import time
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,23 +47,6 @@ from checker.search.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from checker.search.simulate import DEFAULT_DEPTH, DEFAULT_WALKS, Limits, SimConfig, Totals, check_weights
 from model.base import ModelConfigError
 
-SIMULATE_KEYS = {"walks": int, "time": (int, float), "depth": int, "seed": int, "weights": dict,
-                 "swarm": bool}
-EXPECT_KEYS = {"within_s": (int, float), "min_walks": int}  # (checker.front.spec accepts them too)
-
-
-@dataclass
-class Settings:
-    """A spec's [simulate] table, validated (None: not given)."""
-
-    walks: int | None = None
-    time: float | None = None
-    depth: int | None = None
-    seed: int | None = None
-    weights: dict = field(default_factory=dict)
-    swarm: bool = False
-    present: bool = False            # the spec has a [simulate] table
-
 
 def is_simulate_spec(path: Path) -> bool:
     """A spec with a [simulate] table (a `kmc regress` simulation row)."""
@@ -74,50 +57,6 @@ def is_simulate_spec(path: Path) -> bool:
         return False
 
 
-def _number(where: str, value, kind, positive: bool = True):
-    ok = isinstance(value, kind) and not isinstance(value, bool)
-    if not ok or (positive and value <= 0) or value != value:
-        raise SpecError(f"{where} must be {'a positive ' if positive else 'an '}"
-                        f"{'integer' if kind is int else 'number'}, not {value!r}")
-    return value
-
-
-def read_settings(path: Path, model) -> Settings:
-    """The [simulate] table of the spec at `path`, checked against the model."""
-    from checker.front.spec import read_toml
-    data = read_toml(Path(path), "spec")
-    table = data.get("simulate")
-    if table is None:
-        return Settings()
-    if not isinstance(table, dict):
-        raise SpecError(f"{path}: [simulate] must be a table")
-    unknown = [k for k in table if k not in SIMULATE_KEYS]
-    if unknown:
-        raise SpecError(f"{path}: unknown key(s) {', '.join(map(repr, unknown))} in [simulate] "
-                        f"(known: {', '.join(SIMULATE_KEYS)})")
-    st = Settings(present=True)
-    if "walks" in table:
-        st.walks = _number(f"{path}: simulate.walks", table["walks"], int)
-    if "time" in table:
-        st.time = float(_number(f"{path}: simulate.time", table["time"], (int, float)))
-    if "depth" in table:
-        st.depth = _number(f"{path}: simulate.depth", table["depth"], int)
-    if "seed" in table:
-        st.seed = _number(f"{path}: simulate.seed", table["seed"], int, positive=False)
-    if "swarm" in table:
-        if not isinstance(table["swarm"], bool):
-            raise SpecError(f"{path}: simulate.swarm must be true or false, not {table['swarm']!r}")
-        st.swarm = table["swarm"]
-    if "weights" in table:
-        check_weights(table["weights"], model.action_names, f"{path}: simulate.weights")
-        st.weights = dict(table["weights"])
-    expect = data.get("expect") or {}
-    for key in EXPECT_KEYS:
-        if key in expect:
-            _number(f"{path}: expect.{key}", expect[key], EXPECT_KEYS[key])
-    return st
-
-
 def load(path: Path, sets: dict | None = None, invariants: list | None = None):
     """(spec, settings) of a spec to simulate; SpecError for what cannot be."""
     from checker.front.spec import load_spec
@@ -125,8 +64,7 @@ def load(path: Path, sets: dict | None = None, invariants: list | None = None):
     if spec.properties:
         raise SpecError(f"{path}: temporal properties ({', '.join(spec.properties)}) need a state "
                         f"graph: kmc check; kmc simulate checks invariants and witnesses")
-    model, _ = spec.build()
-    return spec, read_settings(path, model)
+    return spec, spec.simulate
 
 
 def sim_config(spec, model, properties, depth: int, seed: int, weights: dict, swarm: bool,

@@ -49,7 +49,9 @@ FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
 TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
                   "check_deadlock", "fingerprint", "view", "expect",
                   "properties", "fairness",  # temporal properties: checker/search/liveness/config.py
-                  "simulate")  # random walks: checker/front/simulate_cli.py reads and checks it
+                  "simulate")  # random walks' defaults (SimulateSettings; kmc simulate)
+SIMULATE_KEYS = {"walks": int, "time": (int, float), "depth": int, "seed": int, "weights": dict,
+                 "swarm": bool}
 EXPECT_KEYS = {"outcome": str, "violated": (str, list), "depth": int, "distinct": int,
                "generated": int, "per_level_distinct": list,
                "quick": bool,  # quick: in the quick regression set (`kmc regress --quick`)
@@ -65,6 +67,58 @@ class _Unset:
 
 
 UNSET: Any = _Unset()  # "use the spec's own depth"
+
+
+@dataclass
+class SimulateSettings:
+    """A spec's [simulate] table, checked (None: not given); `kmc simulate`
+    uses it, every command refuses a bad one."""
+
+    walks: int | None = None
+    time: float | None = None
+    depth: int | None = None
+    seed: int | None = None
+    weights: dict = field(default_factory=dict)
+    swarm: bool = False
+    present: bool = False            # the spec has a [simulate] table
+
+
+def _number(where: str, value, kind, positive: bool = True):
+    ok = isinstance(value, kind) and not isinstance(value, bool)
+    if not ok or (positive and value <= 0) or value != value:
+        raise SpecError(f"{where} must be {'a positive ' if positive else 'an '}"
+                        f"{'integer' if kind is int else 'number'}, not {value!r}")
+    return value
+
+
+def _simulate_settings(table, action_names) -> SimulateSettings:
+    """The [simulate] table checked against the model's actions."""
+    from checker.search.simulate import check_weights
+    if table is None:
+        return SimulateSettings()
+    if not isinstance(table, dict):
+        raise SpecError("[simulate] must be a table")
+    unknown = [k for k in table if k not in SIMULATE_KEYS]
+    if unknown:
+        raise SpecError(f"unknown key(s) {', '.join(map(repr, unknown))} in [simulate] "
+                        f"(known: {', '.join(SIMULATE_KEYS)})")
+    st = SimulateSettings(present=True)
+    if "walks" in table:
+        st.walks = _number("simulate.walks", table["walks"], int)
+    if "time" in table:
+        st.time = float(_number("simulate.time", table["time"], (int, float)))
+    if "depth" in table:
+        st.depth = _number("simulate.depth", table["depth"], int)
+    if "seed" in table:
+        st.seed = _number("simulate.seed", table["seed"], int, positive=False)
+    if "swarm" in table:
+        if not isinstance(table["swarm"], bool):
+            raise SpecError(f"simulate.swarm must be true or false, not {table['swarm']!r}")
+        st.swarm = table["swarm"]
+    if "weights" in table:
+        check_weights(table["weights"], action_names, "simulate.weights")
+        st.weights = dict(table["weights"])
+    return st
 
 
 @dataclass
@@ -84,6 +138,7 @@ class Spec:
     overrides: dict[str, Any] = field(default_factory=dict)  # --set values applied
     properties: list[str] | None = None   # temporal properties (checker/search/liveness/config.py)
     fairness: Any = None                   # None: "reference" when properties are listed
+    simulate: SimulateSettings = field(default_factory=SimulateSettings)
     _built: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -331,6 +386,7 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
             raise SpecError(f"expect.violated: {', '.join(map(repr, unknown))} is no property of this model "
                             f"or spec (`kmc list {spec.model}` names them)")
         spec._built = (model, registry.select_properties(all_props, spec.invariants))
+        spec.simulate = _simulate_settings(data.get("simulate"), model.action_names)
     except SpecError as e:
         raise SpecError(f"{path}: {e}") from None
     except ModelConfigError as e:
