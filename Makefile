@@ -1,5 +1,5 @@
-# Two commands: `make run` (check the spec(s) in SPEC) and `make test` (all tests,
-# then every [expect] of specs/: the whole regression set, what CI runs).
+# Two commands: `make run` (check the spec(s) in SPEC) and `make test` (the linter,
+# all tests, then every [expect] of specs/: the whole regression set, what CI runs).
 # Also: `make regress` (the whole set alone), `make regress-quick` (the quick
 # set, a few seconds) and `make readme` (regenerate README.md's result tables).
 # Both create .venv and install the project into it when needed; when it is
@@ -22,7 +22,7 @@ REGRESS_TIMEOUT ?= 1500
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.kmc-installed
 
-.PHONY: setup run test regress regress-quick readme clean
+.PHONY: setup run lint test regress regress-quick readme clean
 
 setup: $(STAMP)
 
@@ -41,9 +41,13 @@ run: $(STAMP)
 	    if [ $$rc -gt 1 ]; then exit $$rc; fi; \
 	done
 
-# Then every [expect] of specs/ through `kmc regress` (the known results CI
-# keeps true, witnesses included; the JUnit file lists each spec).
-test: $(STAMP)
+# The linter first (ruff, the rules in pyproject.toml), then every test, then
+# every [expect] of specs/ through `kmc regress` (the known results CI keeps
+# true, witnesses included; the JUnit file lists each spec).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+test: lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory regress
 

@@ -11,7 +11,6 @@ import threading
 import pytest
 
 from checker.search.engine import CheckOptions
-from checker.search.spark import check_spark
 from checker.search.spark import session as sparksession
 from spark_cluster import executor_pids, standalone_cluster
 from spark_helpers import assert_same, local_result

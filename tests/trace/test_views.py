@@ -14,7 +14,7 @@ from checker.output.views import TraceView, view_class, view_for
 from checker.search.engine import CheckOptions, check
 from model.kraft import view as kraft_view
 
-from trace_helpers import DIEHARD, LRS
+from trace_helpers import LRS
 
 PROP = "LeaderCompletenessProperty"
 

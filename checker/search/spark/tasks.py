@@ -590,7 +590,8 @@ def _merge(cfg: TaskConfig, level: int, out_dir: str, index: int, items: Iterabl
     rows: list = []
     new_fps: list = []
     actions: Counter = Counter()
-    order = sorted(range(len(batches)), key=lambda b: batches[b][2][0])
+    firsts = [b[2][0] for b in batches]   # (a lambda over `batches` would outlive its del below)
+    order = sorted(range(len(batches)), key=firsts.__getitem__)
     if all(batches[a][2][-1] < batches[b][2][0] for a, b in zip(order, order[1:])):
         # the batches hold disjoint key ranges (the tasks' ranges of BFS
         # order; a batch is in key order, as its task expands its parents in
