@@ -856,8 +856,11 @@ class SparkSearch:
             if self.stop_after_level is not None and L >= self.stop_after_level:
                 raise RunInterrupted(f"stopped after level {L} as asked; go on with --resume {self.run_dir}",
                                      run_dir=self.run_dir, level=L)
-            bound = max_depth is not None and L >= max_depth
-            if bound or (L > 0 and totals.per_level_distinct[L] == 0):
+            # an empty level ends the search however deep: every state was
+            # explored, even when it sits at the depth bound (the local engine's answer)
+            empty = L > 0 and totals.per_level_distinct[L] == 0
+            bound = not empty and max_depth is not None and L >= max_depth
+            if bound or empty:
                 totals = self._finish(totals, bound)
                 levels.rewrite_stats(self.run_dir, L, totals.to_json())
                 break
