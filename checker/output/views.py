@@ -10,9 +10,9 @@ itf.py, traces.py) read only the view; this package holds no model knowledge.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from checker.search.contract import trace_view_class
 from checker.search.encoding import encode
 from model import view as _model_view
 from model.view import Arrow, Explanation, TraceView  # noqa: F401  (re-exported)
@@ -21,25 +21,10 @@ from model.view import Arrow, Explanation, TraceView  # noqa: F401  (re-exported
 _model_view.use_order_key(encode)
 
 
-def _view_module(model: Any):
-    """The model package's view module (None: it has none)."""
-    module = type(model).__module__ if not isinstance(model, type) else model.__module__
-    package = module.rpartition(".")[0]
-    if not package:
-        return None
-    name = f"{package}.view"
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as e:
-        if e.name != name:
-            raise  # the view module exists but is broken: say so
-        return None
-
-
 def view_class(model: Any) -> type:
-    """The view class of a built model (or of its class)."""
-    mod = _view_module(model)
-    return getattr(mod, "TRACE_VIEW", TraceView) if mod is not None else TraceView
+    """The view class of a built model (or of its class): the one lookup,
+    which the model contract also checks (checker/search/contract.py)."""
+    return trace_view_class(model)
 
 
 def _property_docs(model: Any) -> dict[str, str]:

@@ -2,6 +2,9 @@
 
 build(model_name, variant, constants) validates the constants against the
 ModelDef (names, types; defaults fill the rest) and returns (model, properties).
+Every model is held to the model contract here (checker/search/contract.py):
+its ModelDef when it is first listed, the built model and its properties
+when it is built.
 """
 from __future__ import annotations
 
@@ -14,8 +17,22 @@ from checker.search.errors import SpecError
 from model.base import ALWAYS, Constant, Model, ModelConfigError, ModelDef, Property
 
 
+_checked: dict[str, ModelDef] = {}   # model name -> the ModelDef checked (register may replace it)
+
+
 def models() -> dict[str, ModelDef]:
+    """Every registered model by name, each ModelDef checked against the
+    contract the first time it is seen (ModelContractError, exit 2)."""
     from model.registry import MODELS
+    from checker.search.contract import check_definition
+    for name, defn in MODELS.items():
+        if _checked.get(name) is not defn:
+            check_definition(defn)
+            if defn.name != name:
+                from checker.search.contract import ModelContractError
+                raise ModelContractError(f"model {name!r} is registered under another name than "
+                                         f"its ModelDef's, {defn.name!r}")
+            _checked[name] = defn
     return dict(sorted(MODELS.items()))
 
 
@@ -108,7 +125,11 @@ def build(model_name: str, variant: str | None, constants: dict | None = None) -
         within = f" within {room >> 20:,} MiB of memory" if room is not None else ""
         raise SpecError(f"model {defn.name!r}: its constants are too large to build it{within} "
                         f"({type(e).__name__}{': ' + str(e) if str(e) else ''})") from None
-    return model, properties_for(model)
+    from checker.search.contract import check_identity, check_model
+    check_identity(defn, variant, model)
+    properties = properties_for(model)
+    check_model(defn, variant, model, properties)
+    return model, properties
 
 
 # Building a model can take memory that grows fast with its constants (the

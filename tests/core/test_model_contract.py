@@ -1,0 +1,388 @@
+"""The model contract (docs/ARCHITECTURE.md, "How to add a model";
+checker/search/contract.py), over every registered model: a model added to
+model/registry.py is held to all of it without writing a test.
+
+For each model (each variant, its default constants, the deepest depth bound
+within LIMIT states; plus its quick specs under specs/ for the reads):
+- the contract checks pass (registry.build runs them);
+- the variables each property declares it reads are the variables its
+  predicate reads, recorded on every state (and each part's);
+- every state comes back from the engines' encodings as the same state:
+  its canonical bytes (from_plain: kmc trace, Spark's level files), a
+  packed batch rebuilt by the decoder (a frontier spilled past 50,000
+  states, the auto engine's workers, the spark executors);
+- the local engine, the local engine spilling every level, and the auto
+  engine's forked workers give the same counts (tests/spark: Spark too).
+
+Then the contract's own errors: each is one line naming what to add.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from checker.search import registry
+from checker.search.codec import StateDecoder, pack_states
+from checker.search.contract import ModelContractError, check_definition, trace_view_class
+from checker.search.encoding import decode_state, encode_state, parts_to_bytes
+from checker.search.engine import CheckOptions, check
+from checker.search.parallel import check_auto
+from model.base import Constant, ModelDef, Property
+
+ROOT = Path(__file__).resolve().parents[2]
+LIMIT = 3000   # states per configuration: the first depth bound past it
+
+
+def _models() -> list[tuple[str, str]]:
+    return [(name, variant) for name, defn in registry.models().items() for variant in defn.variants]
+
+
+MODEL_VARIANTS = _models()
+MODEL_NAMES = sorted({name for name, _ in MODEL_VARIANTS})
+
+
+@functools.lru_cache(maxsize=None)
+def small_depth(name: str, variant: str, constants: tuple = ()) -> int:
+    """The deepest depth bound whose space holds at most about LIMIT states
+    (or the whole space)."""
+    model, _ = registry.build(name, variant, dict(constants))
+    depth = 1
+    while True:
+        r = check(model, [], CheckOptions(max_depth=depth))
+        if r.distinct > LIMIT or r.exhausted or depth >= 60:
+            return depth
+        depth += 1
+
+
+def states_of(model, depth: int) -> list:
+    """Every state within `depth` steps, in BFS order."""
+    frontier = list(dict.fromkeys(model.init_states()))
+    seen = set(frontier)
+    out = list(frontier)
+    for _ in range(depth):
+        nxt = []
+        for s in frontier:
+            for _, t in model.successors(s):
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        out += nxt
+        frontier = nxt
+    return out
+
+
+# ---- every registered model ------------------------------------------------------
+
+def test_every_registered_model_is_here():
+    from model.registry import MODELS
+    assert set(MODEL_NAMES) == set(MODELS) and {"kraft", "zk", "twophase"} <= set(MODEL_NAMES)
+
+
+@pytest.mark.parametrize("name, variant", MODEL_VARIANTS)
+def test_the_contract_holds(name, variant):
+    model, props = registry.build(name, variant, {})   # (runs checker/search/contract.py)
+    assert props and model.variables
+
+
+def _recording_class(cls, variables: tuple, log: set):
+    """A subclass of the state's class that records each variable read
+    (by name, by index, by unpacking)."""
+    ns = {}
+    for i, var in enumerate(variables):
+        ns[var] = property(lambda self, i=i, var=var: (log.add(var), tuple.__getitem__(self, i))[1])
+
+    def getitem(self, k):
+        log.update(variables[k] if isinstance(k, slice) else (variables[k],))
+        return tuple.__getitem__(self, k)
+
+    def iterate(self):
+        log.update(variables)
+        return tuple.__iter__(self)
+
+    ns.update(__getitem__=getitem, __iter__=iterate)
+    return type("Recording" + cls.__name__, (cls,), ns)
+
+
+def _configurations(name: str) -> list[tuple[str, dict, int]]:
+    """(variant, constants, depth): each variant's defaults, then the
+    model's quick specs under specs/ (their constants, at most LIMIT states)."""
+    from checker.front.spec import load_spec
+    from checker.front.regress import find_specs, is_scenario
+    from checker.front import simulate_cli
+    out = [(v, {}, small_depth(name, v)) for v in registry.model_def(name).variants]
+    for path in find_specs(ROOT / "specs"):
+        if is_scenario(path) or simulate_cli.is_simulate_spec(path):
+            continue
+        spec = load_spec(path)
+        if spec.model == name and spec.expect.get("quick") and not spec.properties:
+            constants = tuple(sorted((k, tuple(v) if isinstance(v, list) else v)
+                                     for k, v in spec.constants.items()))
+            depth = small_depth(name, spec.variant, constants)
+            if spec.depth is not None:
+                depth = min(depth, spec.depth)
+            out.append((spec.variant, spec.constants, depth))
+    return out
+
+
+def recorded_reads(name: str) -> tuple[dict, dict]:
+    """Per property (and per part, "name#i"), the variables its predicate
+    read on every state of every configuration; and the declarations."""
+    reads: dict = defaultdict(set)
+    declared: dict = {}
+    log: set = set()
+    for variant, constants, depth in _configurations(name):
+        model, props = registry.build(name, variant, constants)
+        variables = tuple(model.variables)
+        first = next(iter(model.init_states()))
+        recording = _recording_class(type(first), variables, log)
+
+        def recorder(p):
+            def predicate(s):
+                log.clear()
+                p.predicate(tuple.__new__(recording, s))
+                reads[p.name].update(log)
+                for i, (_, part) in enumerate(p.parts or ()):
+                    log.clear()
+                    part(tuple.__new__(recording, s))
+                    reads[f"{p.name}#{i}"].update(log)
+                return True   # every state, every property
+            return Property(p.name, "always", predicate)
+
+        for p in props:
+            declared[p.name] = p.reads
+            for i, (part_reads, _) in enumerate(p.parts or ()):
+                declared[f"{p.name}#{i}"] = part_reads
+        check(model, [recorder(p) for p in props], CheckOptions(max_depth=depth))
+    return reads, declared
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_declared_reads_are_the_reads_observed(name):
+    """Every variable a predicate reads is declared (else the engine would
+    skip a check it must make), and every declared one is read on some
+    state (else a declaration names too much: checks made for nothing).
+    `reads = None` declares every variable: it is checked on every state."""
+    reads, declared = recorded_reads(name)
+    for prop, wanted in declared.items():
+        if wanted is None:
+            continue
+        assert reads[prop] == set(wanted), (
+            f"{name}: {prop} declares reads {sorted(wanted)} but read {sorted(reads[prop])}")
+
+
+@pytest.mark.parametrize("name, variant", MODEL_VARIANTS)
+def test_every_state_round_trips_through_the_encodings(name, variant):
+    model, _ = registry.build(name, variant, {})
+    states = states_of(model, small_depth(name, variant))
+    assert states
+    parts = [encode_state(s) for s in states]
+    # one state's canonical bytes (kmc trace, a trace replayed, Spark's look-ups)
+    for s, p in zip(states, parts):
+        back = model.from_plain(decode_state(parts_to_bytes(p)))
+        assert back == s and encode_state(back) == p
+    # a packed batch (a spilled frontier, the auto engine's workers, Spark's level files)
+    for batch in range(0, len(parts), 512):
+        decoder = StateDecoder(model)
+        got = decoder.decode_batch(pack_states([list(p) for p in parts[batch:batch + 512]]))
+        assert [s for s, _ in got] == states[batch:batch + 512]
+        assert [tuple(p) for _, p in got] == parts[batch:batch + 512]
+
+
+def _counts(r) -> dict:
+    return {"distinct": r.distinct, "generated": r.generated, "levels": r.per_level_distinct,
+            "per_action_generated": r.per_action_generated,
+            "per_action_distinct": r.per_action_distinct, "sometimes": r.sometimes,
+            "violations": [(v.property, v.depth, [str(a) for a, _ in v.trace]) for v in r.violations]}
+
+
+@pytest.mark.parametrize("name, variant", MODEL_VARIANTS)
+def test_every_engine_counts_the_same(name, variant):
+    model, props = registry.build(name, variant, {})
+    depth = small_depth(name, variant)
+    local = check(model, props, CheckOptions(max_depth=depth))
+    spilled = check(model, props, CheckOptions(max_depth=depth, spill_states=1))
+    auto, info = check_auto(model, props, CheckOptions(max_depth=depth), threshold=1, workers=2)
+    assert _counts(spilled) == _counts(local)
+    assert _counts(auto) == _counts(local)
+    if local.distinct > len(local.per_level_distinct):  # (a level to hand over)
+        assert "pool" in info["levels"]
+
+
+# ---- the contract's errors ---------------------------------------------------------------
+
+class Counter:
+    """A toy model: one counter up to a bound."""
+
+    name = "contract-toy"
+    variables = ("n",)
+    action_names = ("Inc",)
+
+    def __init__(self, variant, bound=3):
+        self.variant, self.bound = variant, bound
+
+    def init_states(self):
+        yield _S(0)
+
+    def successors(self, s):
+        from model.base import Action
+        if s.n < self.bound:
+            yield Action("Inc"), s._replace(n=s.n + 1)
+
+    def from_plain(self, values):
+        return _S(*values)
+
+
+from typing import NamedTuple  # noqa: E402
+
+
+class _S(NamedTuple):
+    n: int
+
+
+def _register(model_factory, properties=None, name="contract-toy"):
+    from invariants import registry as property_registry
+    from model.registry import register
+    register(ModelDef(name=name, doc="a throw-away model of the contract tests",
+                      variants={"standard": (Constant("Bound", int, 3),)},
+                      build=lambda variant, c: model_factory(variant)))
+    property_registry.register(name, properties or (lambda m: [
+        Property("Small", "always", lambda s: s.n < 10, reads=("n",))]))
+
+
+@pytest.fixture
+def throwaway():
+    from invariants import registry as property_registry
+    from model.registry import MODELS
+    yield _register
+    MODELS.pop("contract-toy", None)
+    property_registry.PROPERTIES.pop("contract-toy", None)
+
+
+def _contract_error(match: str):
+    with pytest.raises(ModelContractError, match=match) as e:
+        registry.build("contract-toy", None, {})
+    assert e.value.exit_code == 2 and "\n" not in e.value.one_line()
+    assert "How to add a model" in str(e.value)
+
+
+def test_a_model_that_keeps_the_contract_builds(throwaway):
+    throwaway(Counter)
+    model, props = registry.build("contract-toy", None, {})
+    assert check(model, props).distinct == 4
+
+
+def test_a_model_without_from_plain_is_refused_when_built(throwaway):
+    class NoFromPlain(Counter):
+        from_plain = None
+    throwaway(NoFromPlain)
+    _contract_error("no method from_plain.*50,000 states")
+
+
+def test_a_from_plain_that_does_not_rebuild_the_state_is_refused(throwaway):
+    class PlainTuple(Counter):
+        def from_plain(self, values):
+            return tuple(values)   # equal to the state, but no NamedTuple: s.n would fail later
+    throwaway(PlainTuple)
+    _contract_error("from_plain does not rebuild an initial state as it was.*_S")
+
+    class Raising(Counter):
+        def from_plain(self, values):
+            raise KeyError("n")
+    throwaway(Raising)
+    _contract_error("does not come back from its canonical form: KeyError")
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda m: setattr(m, "name", "other"), "built model's name is 'other'"),
+    (lambda m: setattr(m, "variables", ("n", "n")), "distinct variable names"),
+    (lambda m: setattr(m, "action_names", "Inc"), "action_names"),
+    (lambda m: setattr(m, "projections", {"p": ("nope",)}), "projection 'p'.*nope"),
+    (lambda m: setattr(m, "trace_view", 3), "trace_view must be a method"),
+])
+def test_what_a_built_model_must_have(throwaway, change, match):
+    def make(variant):
+        m = Counter(variant)
+        change(m)
+        return m
+    throwaway(make)
+    _contract_error(match)
+
+
+def test_properties_must_read_known_variables(throwaway):
+    throwaway(Counter, lambda m: [Property("P", "always", lambda s: True, reads=("m",))])
+    _contract_error("property P declares reads of unknown variable")
+    throwaway(Counter, lambda m: [Property("P", "always", lambda s: True),
+                                  Property("P", "sometimes", lambda s: True)])
+    _contract_error("property name 'P' is used twice")
+
+
+def test_a_broken_model_definition_is_one_line_when_listed(throwaway):
+    from model.registry import MODELS
+    MODELS["contract-toy"] = ModelDef(name="contract-toy", doc="x",
+                                      variants={"standard": (Constant("Bound", int, "three"),)},
+                                      build=lambda v, c: Counter(v))
+    with pytest.raises(ModelContractError, match="constant Bound's default 'three'"):
+        registry.models()
+    check_definition(MODELS["kraft"])   # (the real ones pass)
+
+
+def test_a_broken_model_is_one_error_line_on_the_command_line(throwaway, tmp_path):
+    from click.testing import CliRunner
+    from checker.front.cli import cli
+
+    class NoFromPlain(Counter):
+        from_plain = None
+    throwaway(NoFromPlain)
+    spec = tmp_path / "toy.toml"
+    spec.write_text('model = "contract-toy"\n')
+    r = CliRunner().invoke(cli, ["check", str(spec), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith("kmc: error: ") and r.stderr.count("\n") == 1 and "from_plain" in r.stderr
+
+
+def _package(tmp_path, name: str, view: str | None) -> None:
+    """A model package whose model class is defined in its __init__.py."""
+    pkg = tmp_path / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent("""
+        class Model:
+            name = "contract-toy"
+    """))
+    if view is not None:
+        (pkg / "view.py").write_text(textwrap.dedent(view))
+
+
+def test_a_model_class_in_its_package_init_gets_its_own_view(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _package(tmp_path, "kmc_contract_pkg_a", """
+        from model.view import TraceView
+        class ToyView(TraceView):
+            pass
+        TRACE_VIEW = ToyView
+    """)
+    import kmc_contract_pkg_a
+    try:
+        assert trace_view_class(kmc_contract_pkg_a.Model()).__name__ == "ToyView"
+    finally:
+        sys.modules.pop("kmc_contract_pkg_a", None)
+        sys.modules.pop("kmc_contract_pkg_a.view", None)
+
+
+def test_a_view_module_without_trace_view_is_refused(tmp_path, monkeypatch, throwaway):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    _package(tmp_path, "kmc_contract_pkg_b", "X = 1\n")
+    __import__("kmc_contract_pkg_b")   # (a model's module is imported when its class is used)
+    try:
+        class Packaged(Counter):
+            pass
+        Packaged.__module__ = "kmc_contract_pkg_b"
+        throwaway(Packaged)
+        _contract_error("kmc_contract_pkg_b.view must name its model.view.TraceView subclass TRACE_VIEW")
+    finally:
+        sys.modules.pop("kmc_contract_pkg_b", None)
+        sys.modules.pop("kmc_contract_pkg_b.view", None)
