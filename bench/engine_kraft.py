@@ -29,7 +29,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from checker.search import registry  # noqa: E402
-from checker.search.engine import CheckOptions, Search, peak_memory_kb  # noqa: E402
+from checker.search.engine import CheckOptions, Search  # noqa: E402
+from checker.search.proc import TreeMemory  # noqa: E402
 
 SPEC = os.path.join(ROOT, "specs", "kraft-kip966-reference.toml")
 
@@ -74,7 +75,7 @@ def main() -> None:
            "generated": res.generated, "wall_s": round(res.wall_time, 2),
            "generated_per_s": round(res.generated_per_second), "cpu_s": round(cpu, 2),
            "generated_per_cpu_s": round(res.generated / cpu),
-           "peak_mib": round(peak_memory_kb() / 1024), "outcome": res.outcome}
+           "peak_mib": round(TreeMemory().final_peak() / (1 << 20)), "outcome": res.outcome}
     if args.digest:
         out["digest"] = fingerprint_digest(search)
     print(json.dumps(out))

@@ -134,14 +134,9 @@ class SizeType(click.ParamType):
 def default_max_memory(fraction: float = 0.85) -> int | None:
     """85% of the machine's memory (MemTotal of /proc/meminfo; None where
     there is no /proc): stop before the machine swaps."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemTotal:"):
-                    return int(int(line.split()[1]) * 1024 * fraction)
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
+    from checker.search.proc import machine_memory
+    total = machine_memory("MemTotal")
+    return int(total * fraction) if total is not None else None
 
 
 def progress_printer(info: dict) -> None:

@@ -42,7 +42,8 @@ from checker.front.options import OutPath
 from checker.output.render import steps, trace_json, trace_text
 from checker.output.results import ensure_writable, write_run_into
 from checker.output.views import view_for
-from checker.search.engine import DEADLOCK, CheckResult, Violation, collision_probability, peak_memory_kb
+from checker.search.engine import DEADLOCK, CheckResult, Violation, collision_probability
+from checker.search.proc import TreeMemory
 from checker.search.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from checker.search.simulate import DEFAULT_DEPTH, DEFAULT_WALKS, Limits, SimConfig, Totals, check_weights
 from model.base import ModelConfigError
@@ -152,6 +153,7 @@ def simulate(spec, cfg: SimConfig, limits: Limits, *, engine: str = "local", mas
 
 def _result(spec, cfg: SimConfig, totals: Totals, violation: Violation | None, wall: float) -> CheckResult:
     model, props = spec.build()
+    memory = TreeMemory()
     names = list(model.action_names)
     extra = [n for n in totals.per_action_generated if n not in names]
     sometimes = {p.name: None for p in props if p.kind == "sometimes"}
@@ -175,8 +177,10 @@ def _result(spec, cfg: SimConfig, totals: Totals, violation: Violation | None, w
         fingerprint_bits=cfg.bits,
         view=list(cfg.view) if cfg.view is not None else None,
         wall_time=wall,
-        peak_memory_kb=peak_memory_kb(),
+        # (the walks keep little: the run's processes at its end, Spark's JVMs included)
+        peak_memory_kb=memory.final_peak() // 1024,
         collision_probability=collision_probability(totals.distinct, totals.generated + totals.walks, cfg.bits),
+        memory=memory.summary(),
     )
 
 

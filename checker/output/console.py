@@ -66,8 +66,14 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, view: TraceView
     else:
         took = f"{total_s:.2f}s ({total_s - result.wall_time:.2f}s set-up, {result.wall_time:.2f}s search)"
     lines.append(f"Finished in {took}: {result.generated_per_second:,.0f} generated/s, "
-                 f"{result.distinct_per_second:,.0f} distinct/s, peak memory {result.peak_memory_kb / 1024:,.0f} MiB "
-                 f"({result.bytes_per_state:,} bytes/state).")
+                 f"{result.distinct_per_second:,.0f} distinct/s, peak memory {result.peak_memory_kb / 1024:,.0f} MiB"
+                 f"{_processes(result)} ({result.bytes_per_state:,} bytes/state).")
     if run_dir is not None:
         lines.append(f"Results: {run_dir}")
     return "\n".join(lines)
+
+
+def _processes(result) -> str:
+    """The words " in 3 processes" when the run had more than one (the figure is their PSS summed)."""
+    n = (result.memory or {}).get("processes", 1)
+    return f" in {n} processes" if n > 1 else ""

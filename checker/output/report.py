@@ -160,7 +160,8 @@ def run_report(summary: dict) -> str:
             ("states left on queue", _n(summary.get("states_left"))),
             ("time", f"{summary.get('wall_time_s', 0):,.2f} s"),
             ("generated / s", f"{summary.get('generated_per_s', 0):,.0f}"),
-            ("peak memory", f"{summary.get('peak_memory_kb', 0) / 1024:,.0f} MiB"),
+            ("peak memory" + (f" ({n} processes)" if (n := (summary.get("memory") or {}).get("processes", 1)) > 1
+                              else ""), f"{summary.get('peak_memory_kb', 0) / 1024:,.0f} MiB"),
             ("fingerprint collision (optimistic)", f"{summary.get('collision_probability', 0):.2g}")]
     out.append('<div class="figures">' + "".join(f'<div class="fig"><b>{v}</b><span>{_esc(k)}</span></div>'
                                                  for k, v in figs) + "</div>")

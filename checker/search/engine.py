@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import gc
 import os
-import resource
 import shutil
-import sys
 import time
 from array import array
 from pathlib import Path
@@ -39,6 +37,7 @@ from checker.search.encoding import (VariableEncoders, decode, encode_changed, e
 from checker.search.errors import EXIT_BAD_INPUT, EngineEvaluationError, KmcError, SpecError
 from checker.search.fpset import new_seen_set
 from checker.search.frontier import Frontier, SpillDir
+from checker.search.proc import TreeMemory
 from model.base import ALWAYS, SOMETIMES, Action, EvaluationError, Model, Property
 
 DEADLOCK = "Deadlock"          # the name a deadlock is reported under (TLC's wording)
@@ -76,8 +75,9 @@ class CheckOptions:
     view: str | Sequence[str] | None = None
     progress: Callable[[dict], None] | None = None
     progress_interval: float = 10.0
-    # stop (MemoryLimitError) when this process's resident memory passes this
-    # many bytes (None: no limit); checked between chunks
+    # stop (MemoryLimitError) when the run's processes hold more than this
+    # many bytes (None: no limit; checker/search/proc.py says how they are
+    # counted); checked between chunks
     max_memory: int | None = None
     # stop (DiskLimitError) before the filesystem the run writes its levels
     # and spilled frontiers to has less than this many bytes free (None: no
@@ -131,14 +131,17 @@ class CheckResult:
     fingerprint_bits: int = 64
     view: list[str] | None = None                  # None: every variable
     wall_time: float = 0.0
+    # the run's memory at its peak: every process of the run (checker/search/proc.py)
     peak_memory_kb: int = 0
     collision_probability: float = 0.0
     liveness: dict | None = None                   # temporal properties (checker/search/liveness/run.py)
+    memory: dict | None = None                     # how peak_memory_kb was taken (TreeMemory.summary)
 
     @property
     def bytes_per_state(self) -> int:
-        """Peak resident memory per distinct state (of the process that ran
-        the search; for the spark engine, its driver's)."""
+        """The peak memory of the run's processes (all of them: the auto
+        engine's workers, Spark's JVMs and Python workers; shared pages
+        counted once) per distinct state."""
         return self.peak_memory_kb * 1024 // self.distinct if self.distinct else 0
 
     @property
@@ -170,6 +173,7 @@ class CheckResult:
             "distinct_per_s": round(self.distinct_per_second, 1),
             "peak_memory_kb": self.peak_memory_kb,
             "bytes_per_state": self.bytes_per_state,
+            "memory": dict(self.memory) if self.memory is not None else None,
             "fingerprint_bits": self.fingerprint_bits,
             "collision_probability": self.collision_probability,
         }
@@ -183,14 +187,8 @@ def collision_probability(distinct: int, generated: int, bits: int = 64) -> floa
     return distinct * ((generated - distinct) / float(2 ** bits))
 
 
-def peak_memory_kb() -> int:
-    """Peak resident set size of this process (ru_maxrss: KiB on Linux, bytes on macOS)."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss // 1024 if sys.platform == "darwin" else rss
-
-
 class MemoryLimitError(KmcError):
-    """The search's resident memory passed CheckOptions.max_memory (exit 2)."""
+    """The run's processes held more than CheckOptions.max_memory (exit 2)."""
 
     exit_code = EXIT_BAD_INPUT
 
@@ -206,27 +204,18 @@ def format_size(n: int) -> str:
     return f"{n / 1024:.0f} KiB"
 
 
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def resident_bytes() -> int | None:
-    """This process's resident memory now (/proc/self/statm; None elsewhere)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def check_memory(limit: int | None, level: int, distinct: int, advice: str | Callable[[], str]) -> None:
-    """Raise MemoryLimitError when this process's resident memory is above
-    `limit` bytes (None: no limit); `advice` (or what it returns) ends the message."""
-    if limit is None:
-        return
-    rss = resident_bytes()
-    if rss is not None and rss > limit:
-        raise MemoryLimitError(f"memory limit {format_size(limit)} reached at level {level} after "
-                               f"{distinct:,} distinct states (resident {format_size(rss)}); "
+def check_memory(memory: TreeMemory, level: int, distinct: int, advice: str | Callable[[], str],
+                 peak: bool = False) -> None:
+    """Raise MemoryLimitError when the run's processes hold more than the
+    limit of `memory` (checker/search/proc.py: their PSS summed; with
+    peak=True, when they ever did); `advice` (or what it returns) ends the message."""
+    held = memory.over(peak)
+    if held is not None:
+        n = memory.processes if peak else memory.counted
+        raise MemoryLimitError(f"memory limit {format_size(memory.limit)} reached at level {level} after "
+                               f"{distinct:,} distinct states (the run's {n} "
+                               f"process{'es' if n != 1 else ''} hold{'s' if n == 1 else ''} "
+                               f"{format_size(held)}); "
                                f"{advice() if callable(advice) else advice}")
 
 
@@ -736,6 +725,8 @@ class Search:
         self.states_left = 0
         self.start = time.perf_counter()
         self.last_progress = self.start
+        # every process of the run (this one and the auto engine's workers): --max-memory, the peak
+        self.memory = TreeMemory(options.max_memory)
 
     # -- bookkeeping --
 
@@ -824,7 +815,8 @@ class Search:
     def _check_limits(self, level: int) -> None:
         """A stop signal, --max-memory and --min-free-disk, between chunks."""
         stop.raise_pending()   # a ^C or SIGTERM whose exception was dropped
-        check_memory(self.options.max_memory, level, len(self.seen), self._memory_advice)
+        self.memory.poll()
+        check_memory(self.memory, level, len(self.seen), self._memory_advice)
         folder = self._disk_folder()
         if folder is not None:
             check_disk(self.options.min_free_disk, folder, level, len(self.seen), self._disk_advice)
@@ -985,6 +977,7 @@ class Search:
                 done += len(chunk)
                 self._check_limits(level)
                 self._maybe_progress(level, len(frontier) - done + len(next_frontier))
+            self.memory.measure()   # (a level's end: both frontiers held, the most it takes)
             if next_frontier.keep and next_frontier:
                 self._level_done(level + 1, next_frontier)
             frontier.close()
@@ -1045,8 +1038,9 @@ class Search:
             fingerprint_bits=bits,
             view=list(self.view) if self.view is not None else None,
             wall_time=wall,
-            peak_memory_kb=peak_memory_kb(),
+            peak_memory_kb=self.memory.final_peak() // 1024,
             collision_probability=collision_probability(distinct, self.generated, bits),
+            memory=self.memory.summary(),
         )
 
 

@@ -45,7 +45,6 @@ from __future__ import annotations
 import os
 import pickle
 import signal
-import sys
 from collections import Counter
 from itertools import chain, repeat
 from typing import Iterable
@@ -53,6 +52,7 @@ from typing import Iterable
 from checker.search.engine import (CHUNK_STATES, ChunkResult, CheckOptions, CheckResult, Search,
                             expand_chunk)
 from checker.search.errors import EXIT_EVALUATION, EngineEvaluationError, KmcError
+from checker.search.proc import cpu_idle, pss
 from model.base import Model, Property
 
 # Frontier size from which the remaining levels go parallel: a level costs
@@ -123,19 +123,10 @@ class IdleMeter:
 
     def __init__(self, n_cores: int):
         self.cores = n_cores
-        self.last = self._read()
-
-    @staticmethod
-    def _read():
-        try:
-            with open("/proc/stat") as f:
-                values = [int(v) for v in f.readline().split()[1:9]]
-        except (OSError, ValueError):
-            return None
-        return values[3] + values[4], sum(values)   # idle + iowait, all
+        self.last = cpu_idle()
 
     def idle_cores(self) -> float | None:
-        now, last = self._read(), self.last
+        now, last = cpu_idle(), self.last
         self.last = now
         if now is None or last is None or now[1] - last[1] < self.MIN_JIFFIES:
             return None
@@ -244,7 +235,6 @@ class AutoSearch(Search):
             self.levels.pop()
         self.states_left = len(entries) if (self.stopped or entries) else 0
         result = self._result(exhausted=not entries and not self.stopped)
-        result.peak_memory_kb = max(result.peak_memory_kb, _children_peak_kb())
         self.where = [[lv, "local" if lv <= self.handover_level else "pool"]
                       for lv in range(len(result.per_level_distinct))]
         return result
@@ -281,8 +271,10 @@ class AutoSearch(Search):
                 if self.stopped:
                     break
                 done += len(chunk)
-                self._check_limits(level)
+                self._check_limits(level)   # (the workers' memory too: they are the run's processes)
                 self._maybe_progress(level, len(entries) - done + len(nxt))
+            # the level's end: the parent and what the workers held at their ends
+            self.memory.measure(exclude=[p.pid for p in workers.procs], extra=sum(workers.held.values()))
         finally:
             workers.close()
 
@@ -404,6 +396,7 @@ class _Workers:
         self.n, self.level = n, level
         self.procs: list = []
         self.conns: list = []
+        self.held: dict = {}   # worker -> its memory after its last chunk (proc.pss)
         try:
             # ^C and SIGTERM wait while forking: one arriving then would run its
             # handler inside an at-fork hook (logging's), where Python prints
@@ -438,7 +431,9 @@ class _Workers:
                                 f"expanding level {self.level}") from None
         kind = msg[0]
         if kind == "ok":
-            _, new, violations, witnesses, deadlocks, names, stopped = msg
+            _, new, violations, witnesses, deadlocks, names, stopped, held = msg
+            if held is not None:
+                self.held[w] = held
             return ChunkResult(new, violations, witnesses, deadlocks,
                                list(chain.from_iterable(repeat(k, v) for k, v in names.items())), stopped)
         if kind == "evaluation":
@@ -467,7 +462,8 @@ def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool
     seen set (growing with what this worker finds); states of the entries
     that hold only their parts are rebuilt first. Sends per chunk ("ok",
     new as (None, parts or None, fp, parent fp, action), violations,
-    witnesses, deadlocks, per-action generated counts, stopped)."""
+    witnesses, deadlocks, per-action generated counts, stopped, and after
+    its last chunk the memory it holds, else None)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles ^C and stops the workers
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: a worker just goes)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)   # (blocked by the parent's fork)
@@ -494,8 +490,11 @@ def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool
                 sender.send(("evaluation", str(e)))
                 return
             new = [(None, e[1] if keep else None, e[2], e[3], e[4]) for e in res.new]
+            # a worker's memory is at its most after its last chunk, and it exits
+            # then, before the parent's level ends: so it says what it holds
+            last = c + n >= len(chunks) or res.stopped
             sender.send(("ok", new, res.violations, res.witnesses, res.deadlocks,
-                         Counter(res.action_names), res.stopped))
+                         Counter(res.action_names), res.stopped, pss(os.getpid()) if last else None))
             if res.stopped or sender.gone:
                 return  # the parent stops at or before this chunk's end (or is gone)
     except BaseException as e:  # noqa: BLE001 - a bug of the model: one line in the parent
@@ -544,12 +543,6 @@ class _Sender:
         self.queue.put(None)
         self.thread.join()
         self.conn.close()
-
-
-def _children_peak_kb() -> int:
-    import resource
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return rss // 1024 if sys.platform == "darwin" else rss
 
 
 THRESHOLD_ENV = "KMC_AUTO_THRESHOLD"   # tests and tuning: another threshold

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from checker.search.errors import SpecError
+from checker.search.proc import machine_memory, own_status
 from model.base import ALWAYS, Constant, Model, ModelConfigError, ModelDef, Property
 
 
@@ -153,27 +154,15 @@ def build_limit(limit: int | None):
         _LIMIT.reset(token)
 
 
-def _proc_bytes(file: str, key: str) -> int | None:
-    """A "key: N kB" line of /proc/meminfo or /proc/self/status, in bytes."""
-    try:
-        with open(file) as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
 def _build_room() -> int | None:
     """Bytes a model's build may add (None: no cap)."""
     limit = _LIMIT.get()
     if limit is None:
         return None
-    room = _proc_bytes("/proc/meminfo", "MemAvailable")
+    room = machine_memory("MemAvailable")
     room = None if room is None else int(room * AVAILABLE_SHARE)
     if limit != "available":
-        left = limit - (_proc_bytes("/proc/self/status", "VmRSS") or 0)
+        left = limit - (own_status("VmRSS") or 0)
         room = left if room is None else min(room, left)
     return None if room is None else max(room, MIN_ROOM)
 
@@ -182,7 +171,7 @@ def _build_room() -> int | None:
 def _address_space(room: int | None):
     """RLIMIT_AS at the address space now plus `room`, for the block; left
     alone when there is no room to give, no /proc, or a lower limit set."""
-    vm = _proc_bytes("/proc/self/status", "VmSize")
+    vm = own_status("VmSize")
     if room is None or vm is None:
         yield
         return

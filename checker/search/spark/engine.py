@@ -58,9 +58,10 @@ from checker.search import codec
 from checker.search.encoding import encode, encode_state
 from checker.search.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
                             DiskLimitError, check_disk, check_memory, collision_probability,
-                            peak_memory_kb, resolve_view)
+                            resolve_view)
 from checker.search.errors import EngineEvaluationError, KmcError, SpecError
 from checker.search.files import DISK_FULL, disk_full
+from checker.search.proc import TreeMemory, ancestor_matching
 from checker.search.spark import levels, seen as seenruns, session as sparksession, tasks
 from checker.search.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
                                   SparkJobError, SparkUnavailableError)
@@ -244,6 +245,10 @@ class SparkSearch:
         self.in_driver = False      # the current level's job runs in the driver
         self.driver_levels = 0      # level jobs the driver ran while Spark started
         self._next_checks = None   # (level, violations, witnesses): see _gather_next
+        # every process of the run: this driver, its JVM, the Python workers
+        # the JVM forks, a standalone cluster's executors on this machine
+        # (measured by a thread: the driver waits on the JVM during a level)
+        self.memory = TreeMemory(self.options.max_memory)
 
     # ---- the configuration a resume must match ----
 
@@ -386,6 +391,13 @@ class SparkSearch:
     def _preflight(self, spark) -> None:
         self.executor_info = run_preflight(spark, partial(tasks.preflight, self.cfg), self.executor_timeout,
                                            self.spec.model, self.spec.variant, shuffle=True)
+        import socket
+        here = socket.gethostname()
+        for answer in self.executor_info:   # executor JVMs of a cluster on this machine: the run's too
+            if answer.get("host") == here and answer.get("pid"):
+                jvm = ancestor_matching(answer["pid"], "CoarseGrainedExecutorBackend")
+                if jvm is not None:
+                    self.memory.add_root(jvm)
 
     def _job(self, what: str, fn):
         """Run a Spark action (or, Spark still starting, _InDriver's collect);
@@ -794,6 +806,7 @@ class SparkSearch:
     # ---- the run ----
 
     def run(self) -> CheckResult:
+        self.memory.start()
         try:
             with _StopWatch():
                 return self._run()
@@ -807,6 +820,7 @@ class SparkSearch:
                 raise
             raise self._disk_full("") from None
         finally:
+            self.memory.stop()
             if self._starter is not None:  # stopped before the executors were awaited
                 sys.setswitchinterval(self._switch_interval)
 
@@ -879,10 +893,12 @@ class SparkSearch:
                                        round(self._last_cpu[0], 3), round(self._last_cpu[1], 3), where])
             levels.commit_level(self.run_dir, L + 1, totals.to_json())
             self._report(totals, seconds, expanded=frontier, where=where)
-            # the driver's memory (--max-memory), between levels: the finished ones stay resumable
-            check_memory(self.options.max_memory, L + 1, sum(totals.per_level_distinct),
+            # --max-memory, between levels (the finished ones stay resumable): the
+            # run's processes, at their most during the level (the thread's samples)
+            self.memory.measure()
+            check_memory(self.memory, L + 1, sum(totals.per_level_distinct),
                          f"the finished levels are kept: go on with --resume {self.run_dir} "
-                         f"and a higher --max-memory (or none)")
+                         f"and a higher --max-memory (or none)", peak=True)
             self._check_disk(totals, L + 1)
         result = self._result(totals)  # (Spark still starting: traces looked up in the driver)
         try:
@@ -968,8 +984,9 @@ class SparkSearch:
             fingerprint_bits=bits,
             view=list(self.view) if self.view is not None else None,
             wall_time=time.perf_counter() - self.start,
-            peak_memory_kb=peak_memory_kb(),
+            peak_memory_kb=self.memory.final_peak() // 1024,
             collision_probability=collision_probability(distinct, totals.generated, bits),
+            memory=self.memory.summary(),
         )
 
 

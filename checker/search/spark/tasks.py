@@ -219,7 +219,8 @@ def preflight(cfg: TaskConfig, _index: int, _it: Iterable) -> Iterator[dict]:
         w = worker(cfg)
         import checker
         from checker.search import native
-        yield {"ok": True, "pid": os.getpid(), "python": sys.version.split()[0],
+        import socket
+        yield {"ok": True, "pid": os.getpid(), "host": socket.gethostname(), "python": sys.version.split()[0],
                "checker": getattr(checker, "__file__", "?"), "native": native.status(),
                "variables": len(w.model.variables)}
     except Exception as e:  # noqa: BLE001 - reported to the driver as one line
