@@ -1,6 +1,7 @@
 # Two commands: `make run` (check the spec(s) in SPEC) and `make test` (the linter,
 # all tests, then every [expect] of specs/: the whole regression set, what CI runs).
-# Also: `make regress` (the whole set alone), `make regress-quick` (the quick
+# Also: `make regress` (the whole set alone, each spec on the default engine,
+# auto, and on the engines its `engines` names), `make regress-quick` (the quick
 # set, a few seconds) and `make readme` (regenerate README.md's result tables).
 # Both create .venv and install the project into it when needed; when it is
 # already set up they only compare two timestamps.

@@ -78,3 +78,23 @@ def compare(expect: dict, result) -> tuple[str, list[str]]:
         got += f", {reached}/{len(wanted_witnesses)} witnessed"
     problems += witness_problems(expect, result)
     return got, problems
+
+
+# the figures two engines must agree on (wall time, memory and engine notes aside)
+SAME = ("outcome", "distinct", "generated", "per_level_distinct", "per_action_generated",
+        "per_action_distinct", "depth", "sometimes", "states_left", "exhausted")
+
+
+def differences(first, other) -> list[str]:
+    """Where `other`'s result differs from `first`'s: one line per figure, and
+    the violated properties with their depths and traces' actions."""
+    out = [f"{f} {getattr(other, f)!r}, not {getattr(first, f)!r}" for f in SAME
+           if getattr(other, f) != getattr(first, f)]
+
+    def shape(r):
+        return [(v.property, v.depth, [str(a) for a, _ in v.trace]) for v in r.violations]
+
+    if shape(other) != shape(first):
+        out.append(f"violations {[(p, d) for p, d, _ in shape(other)]}, not "
+                   f"{[(p, d) for p, d, _ in shape(first)]} (or other traces)")
+    return out

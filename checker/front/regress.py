@@ -13,6 +13,11 @@ found under SPEC_DIR are rows too, always in the quick set: every step must hold
 So are simulation specs (a [simulate] table, checker/front/simulate_cli.py): random
 walks, a violation found within expect.within_s or expect.min_walks walks without.
 
+Each spec runs on the default engine, auto (--engine another), and on the
+engines its `engines` list names, each of which must give the same figures
+and counterexamples (a FAIL naming the engine and the figure otherwise);
+temporal properties run on the local engine, the one that keeps a state graph.
+
 One table row per spec (spec, expected, got, time, OK / FAIL / ERROR / SKIP),
 optionally a JUnit XML file (--junit) that lists every spec found. Exit code:
 0 every expectation met, 1 one is not (a wrong result, an evaluation error,
@@ -22,6 +27,7 @@ Listed in checker/front/cli.py (its one list of commands).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import socket
@@ -36,7 +42,7 @@ from pathlib import Path
 
 import click
 
-from checker.front.expect import compare, describe_expect
+from checker.front.expect import compare, describe_expect, differences
 from checker.front.options import EXIT_TERMINATED, OutPath
 from checker.front.spec import Spec, check_file, load_spec
 from checker.output.results import ensure_writable
@@ -61,6 +67,7 @@ class Row:
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)   # why FAIL / ERROR / SKIP
     run_dir: str | None = None
+    engines: list[str] = field(default_factory=list)   # the engines it ran on, the first compared with [expect]
 
 
 def find_specs(root: Path) -> list[Path]:
@@ -82,16 +89,16 @@ def crashed_row(path: str, e: BaseException) -> Row:
     return Row(spec=path, status=ERROR, problems=[" ".join(f"{type(e).__name__}: {e}".split())])
 
 
-def run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> Row:
+def run_spec(path: str, quick: bool, timeout: float | None, out: str | None, engine: str = "auto") -> Row:
     """Check one spec against its [expect] (runs in a worker process with -j);
     an unexpected exception of its check is an ERROR row, not the end of the set."""
     try:
-        return _run_spec(path, quick, timeout, out)
+        return _run_spec(path, quick, timeout, out, engine)
     except Exception as e:  # not KeyboardInterrupt / SystemExit (Terminated): those stop the set
         return crashed_row(path, e)
 
 
-def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None) -> Row:
+def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None, engine: str) -> Row:
     t0 = time.perf_counter()
     row = Row(spec=path, status=OK)
     try:
@@ -122,18 +129,20 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None) ->
         if timeout is not None and time.perf_counter() - t0 > timeout:
             raise SpecTimeout(info.get("level"))
 
+    # the default engine first (liveness: the local one, the only one with a
+    # state graph), then the spec's further engines, each compared with it
+    first = "local" if spec.properties else engine
+    engines = [first] + [e for e in spec.engines if e != first]
+    row.engines = engines
+    results: dict = {}
     try:
         model, props = spec.build()
         options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
                                stop_on_violation=True, fingerprint_bits=spec.fingerprint_bits,
                                view=spec.view, progress=progress if timeout is not None else None,
                                progress_interval=1.0)
-        if spec.properties:  # temporal properties: the graph-recording search (checker/search/liveness)
-            from checker.search.liveness.config import validate
-            from checker.search.liveness.run import check_liveness
-            result = check_liveness(model, props, validate(spec), options)
-        else:
-            result = check(model, props, options)
+        for e in engines:
+            results[e] = RUNNERS[e](spec, model, props, dataclasses.replace(options))
     except SpecTimeout as e:
         row.status, row.got = FAIL, f"timed out in level {e.args[0]}"
         row.problems = [f"no result within --timeout {timeout:g} s"]
@@ -145,7 +154,13 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None) ->
         row.seconds = time.perf_counter() - t0
         return row
     row.seconds = time.perf_counter() - t0
+    result, info = results[first]
     row.got, row.problems = compare(expect, result)
+    differ = [f"engine {e} differs from {first}: {d}" for e in engines[1:]
+              for d in differences(result, results[e][0])]
+    if len(engines) > 1 and not differ:
+        row.got += f" ({' = '.join(engines)})"
+    row.problems += differ
     row.status = FAIL if row.problems else OK
     if out is not None:
         from checker.output.results import summary, write_run
@@ -153,12 +168,44 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None) ->
         config = spec.config()
         config["check_deadlock"] = options.check_deadlock
         config["stop_on_violation"] = True
-        obj = summary(config, result, run_id=new_run_id(), expect=expect)
+        obj = summary(config, result, run_id=new_run_id(), expect=expect, engine=first)
+        if info is not None:
+            obj["auto"] = info
         try:
             row.run_dir = str(write_run(Path(out), spec.name, obj, result, model=model))
         except KmcError as e:  # its results folder cannot be made (a file in its place): bad input
             row.status, row.problems = ERROR, [e.one_line()]
     return row
+
+
+def _auto(spec, model, props, options):
+    from checker.search.parallel import check_auto
+    return check_auto(model, props, options)
+
+
+def _local(spec, model, props, options):
+    if spec.properties:  # temporal properties: the graph-recording search (checker/search/liveness)
+        from checker.search.liveness.config import validate
+        from checker.search.liveness.run import check_liveness
+        return check_liveness(model, props, validate(spec), options), None
+    return check(model, props, options), None
+
+
+def _spark(spec, model, props, options):
+    """On Spark (local[*], or the session running), its levels in a
+    temporary folder removed after."""
+    import shutil
+    import tempfile
+    from checker.search.spark import check_spark
+    folder = tempfile.mkdtemp(prefix="kmc-regress-spark-")
+    try:
+        return check_spark(spec, options, run_dir=Path(folder) / "run"), None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# engine name -> fn(spec, model, properties, options) -> (result, the auto engine's levels or None)
+RUNNERS = {"auto": _auto, "local": _local, "spark": _spark}
 
 
 def is_scenario(path: Path) -> bool:
@@ -271,7 +318,8 @@ def junit_xml(rows: list[Row], total_seconds: float) -> str:
         elif r.status == SKIP:
             ET.SubElement(case, "skipped", {"message": "; ".join(r.problems)})
         out = ET.SubElement(case, "system-out")
-        out.text = f"expected: {r.expected}\ngot: {r.got}" + (f"\nresults: {r.run_dir}" if r.run_dir else "")
+        out.text = (f"expected: {r.expected}\ngot: {r.got}" + (f"\nresults: {r.run_dir}" if r.run_dir else "")
+                    + (f"\nengines: {', '.join(r.engines)}" if r.engines else ""))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
@@ -443,6 +491,8 @@ def _fit(text: str, width: int) -> str:
 @click.option("-k", "pattern", metavar="TEXT", help="Only the specs whose path contains TEXT.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Check this many specs at once (one process each).")
+@click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
+              help="The engine every spec runs on (a spec's `engines` adds others, compared with it).")
 @click.option("--out", "out_dir", type=OutPath(file_okay=False, path_type=Path),
               help="Also write each run's results folder under this directory.")
 @click.option("--markdown", is_flag=True,
@@ -451,7 +501,7 @@ def _fit(text: str, width: int) -> str:
               help="Run nothing: regenerate the result tables between the marker comments of this "
                    "file (<!-- BEGIN kmc regress --markdown [GROUPS] --> ... <!-- END ... -->).")
 def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | None, pattern: str | None,
-            jobs: int, out_dir: Path | None, markdown: bool, readme: Path | None) -> int:
+            jobs: int, engine: str, out_dir: Path | None, markdown: bool, readme: Path | None) -> int:
     """Check every spec under SPEC_DIR (default: specs/) against its [expect]."""
     if markdown or readme is not None:
         _no_run_options("--markdown" if markdown else "--update-readme")
@@ -470,7 +520,7 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
     click.echo(header)
     click.echo("-" * len(header))
     t0 = time.perf_counter()
-    args = [(str(p), quick, timeout, str(out_dir) if out_dir else None) for p in specs]
+    args = [(str(p), quick, timeout, str(out_dir) if out_dir else None, engine) for p in specs]
     rows: list[Row] = []
 
     def show(r: Row) -> None:
@@ -527,7 +577,7 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
 
 # the options of a run, which --markdown / --update-readme (run nothing) cannot honour
 _RUN_OPTIONS = (("quick", "--quick"), ("junit", "--junit"), ("timeout", "--timeout"),
-                ("pattern", "-k"), ("jobs", "--jobs"), ("out_dir", "--out"))
+                ("pattern", "-k"), ("jobs", "--jobs"), ("engine", "--engine"), ("out_dir", "--out"))
 
 
 def _no_run_options(mode: str) -> None:

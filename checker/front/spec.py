@@ -14,6 +14,8 @@ and raises SpecError / ModelConfigError (both exit 2) with one clear line.
     view = "no_msgs"            # a name of model.views, or a list of variables
     properties = ["EventuallyAllDecided"]  # temporal properties (checker/search/liveness/config.py)
     fairness = ["WF:TMCommit"]  # default "reference" (the model's); [] for none
+    engines = ["local", "spark"]  # kmc regress: also run on these and compare (the
+                                # default engine, auto, always runs)
     [constants]                 # unset constants take the ModelDef's defaults
     RM = ["r1", "r2", "r3"]
     [expect]                    # stored for regression runs
@@ -49,7 +51,9 @@ FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
 TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
                   "check_deadlock", "fingerprint", "view", "expect",
                   "properties", "fairness",  # temporal properties: checker/search/liveness/config.py
-                  "simulate")  # random walks' defaults (SimulateSettings; kmc simulate)
+                  "simulate",  # random walks' defaults (SimulateSettings; kmc simulate)
+                  "engines")   # kmc regress runs the spec on these too and compares
+ENGINES = ("auto", "local", "spark")   # auto: the default
 SIMULATE_KEYS = {"walks": int, "time": (int, float), "depth": int, "seed": int, "weights": dict,
                  "swarm": bool}
 EXPECT_KEYS = {"outcome": str, "violated": (str, list), "depth": int, "distinct": int,
@@ -139,6 +143,7 @@ class Spec:
     properties: list[str] | None = None   # temporal properties (checker/search/liveness/config.py)
     fairness: Any = None                   # None: "reference" when properties are listed
     simulate: SimulateSettings = field(default_factory=SimulateSettings)
+    engines: list[str] = field(default_factory=list)   # kmc regress: further engines to compare
     _built: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -168,6 +173,7 @@ class Spec:
             "view": self.view,
             **({"properties": list(self.properties), "fairness": self.fairness}
                if self.properties else {}),
+            **({"engines": list(self.engines)} if self.engines else {}),
         }
 
 
@@ -277,6 +283,18 @@ def _something_to_check(spec: Spec, props: list[Property]) -> None:
                     f"witnesses that must be reached in [expect] sometimes")
 
 
+def _engines(path: Path, value) -> list[str]:
+    """The spec's `engines`: further engines `kmc regress` runs it on and
+    compares with the default one (auto)."""
+    _type_check(f"{path}: engines", value, list, "a list of engine names")
+    for e in value:
+        if e not in ENGINES:
+            raise SpecError(f"{path}: engines: unknown engine {e!r} (known: {', '.join(ENGINES)})")
+    if len(set(value)) != len(value):
+        raise SpecError(f"{path}: engines names an engine twice")
+    return list(value)
+
+
 def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET,
               invariants: list[str] | None = None, properties: list[str] | None = None) -> Spec:
     """Read and validate a spec. overrides: constants set on the command line
@@ -335,6 +353,7 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
             twice = sorted({v for v in view if view.count(v) > 1})
             if twice:
                 raise SpecError(f"{path}: view names {', '.join(twice)} more than once")
+    engines = _engines(path, data.get("engines", []))
     expect = data.get("expect", {})
     _type_check(f"{path}: [expect]", expect, dict, "a table")
     for key, value in expect.items():
@@ -372,7 +391,7 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
                 invariants=list(invariants) if invariants is not None else None,
                 depth=spec_depth, check_deadlock=check_deadlock, fingerprint=fingerprint,
                 view=view, description=data.get("description", ""), expect=dict(expect),
-                overrides=overrides)
+                overrides=overrides, engines=engines)
     from checker.search.liveness import config as liveness_config
     liveness_config.read_spec_keys(spec, data, path)  # properties, fairness
     try:
@@ -398,4 +417,6 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         except SpecError as e:
             raise SpecError(f"{path}: {e}") from None
     liveness_config.validate(spec, str(path))
+    if spec.properties and set(spec.engines) - {"local", "auto"}:
+        raise SpecError(f"{path}: engines: liveness (temporal properties) runs on the local engine only")
     return spec

@@ -13,6 +13,7 @@ from checker.front import regress as regress_module
 from checker.front.cli import cli
 from checker.front.regress import is_scenario
 from checker.front.spec import load_spec
+from checker.search.errors import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"
@@ -160,3 +161,58 @@ def test_every_project_spec_loads_and_the_quick_set_is_not_empty():
     assert "kraft-v3_5-last-replica-standing.toml" in quick and "kraft-kip966-quick.toml" in quick
     assert {p for p in quick if p.startswith("mutants/")} == {
         p.relative_to(SPECS).as_posix() for p in (SPECS / "mutants").glob("*.toml")}
+
+
+def test_every_spec_runs_on_the_default_engine(specs, tmp_path, monkeypatch):
+    """kmc regress runs each spec on auto, the engine `kmc check` runs by
+    default (CI: `make regress`, the whole set)."""
+    ran = []
+    real = dict(regress_module.RUNNERS)
+    monkeypatch.setitem(regress_module.RUNNERS, "auto",
+                        lambda *a: (ran.append(a[0].name), real["auto"](*a))[1])
+    result = kmc("regress", specs, "--junit", tmp_path / "j.xml")
+    assert result.exit_code == 0, result.output
+    assert sorted(ran) == ["a-diehard", "b-twophase"]
+    assert "engines: auto" in (tmp_path / "j.xml").read_text()
+    ran.clear()
+    assert kmc("regress", specs, "--engine", "local").exit_code == 0 and ran == []
+
+
+def test_a_spec_names_further_engines_to_compare(tmp_path, monkeypatch):
+    spec = write(tmp_path / "specs", "tp.toml", TWOPHASE.replace('model = "twophase"',
+                                                                  'model = "twophase"\nengines = ["local"]'))
+    result = kmc("regress", spec)
+    assert result.exit_code == 0, result.output
+    assert "(auto = local)" in result.stdout
+    real = regress_module.RUNNERS["local"]
+
+    def off_by_one(*args):
+        r, info = real(*args)
+        r.distinct += 1
+        return r, info
+
+    monkeypatch.setitem(regress_module.RUNNERS, "local", off_by_one)
+    result = kmc("regress", spec)
+    assert result.exit_code == 1
+    assert "engine local differs from auto: distinct 289, not 288" in result.stdout
+
+
+@pytest.mark.parametrize("engines, wording", [
+    ('["gpu"]', "unknown engine 'gpu'"),
+    ('["local", "local"]', "names an engine twice"),
+    ('"local"', "engines must be a list of engine names"),
+])
+def test_bad_engines_are_bad_input(tmp_path, engines, wording):
+    spec = write(tmp_path, "tp.toml", TWOPHASE.replace('model = "twophase"', f'model = "twophase"\nengines = {engines}'))
+    with pytest.raises(SpecError, match=wording):
+        load_spec(spec)
+    result = kmc("regress", spec)
+    assert result.exit_code == 2 and wording in result.stderr
+
+
+def test_liveness_names_no_spark(tmp_path):
+    text = (SPECS / "liveness").glob("*.toml").__next__().read_text()
+    spec = write(tmp_path, "l.toml", text.replace('\nmodel = ', '\nengines = ["spark"]\nmodel = ', 1)
+                 if '\nmodel = ' in text else 'engines = ["spark"]\n' + text)
+    with pytest.raises(SpecError, match="liveness .* runs on the local engine only"):
+        load_spec(spec)

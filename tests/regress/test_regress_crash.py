@@ -28,15 +28,14 @@ def specs(tmp_path) -> Path:
 
 @pytest.fixture
 def crashing_check(monkeypatch):
-    """regress's check raises RuntimeError for the diehard spec (the one whose
-    properties include NotSolved), and checks every other spec as before."""
-    real = regress_module.check
-
-    def check(model, props, options):
-        if any(p.name == "NotSolved" for p in props):
-            raise RuntimeError("boom\nin the engine")
-        return real(model, props, options)
-    monkeypatch.setattr(regress_module, "check", check)
+    """regress's engines raise RuntimeError for the diehard spec (the one whose
+    properties include NotSolved), and check every other spec as before."""
+    for engine, real in list(regress_module.RUNNERS.items()):
+        def run(spec, model, props, options, real=real):
+            if any(p.name == "NotSolved" for p in props):
+                raise RuntimeError("boom\nin the engine")
+            return real(spec, model, props, options)
+        monkeypatch.setitem(regress_module.RUNNERS, engine, run)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -65,8 +64,8 @@ def test_run_spec_turns_the_exception_into_a_row(specs, crashing_check):
 
 
 def test_keyboard_interrupt_still_stops_the_set(specs, monkeypatch):
-    def check(model, props, options):
+    def interrupted(spec, model, props, options):
         raise KeyboardInterrupt
-    monkeypatch.setattr(regress_module, "check", check)
+    monkeypatch.setitem(regress_module.RUNNERS, "auto", interrupted)
     with pytest.raises(KeyboardInterrupt):
         regress_module.run_spec(str(specs / "b-twophase.toml"), False, None, None)
