@@ -83,6 +83,19 @@ def find_specs(root: Path) -> list[Path]:
     return specs
 
 
+def matches(path: Path, root: Path, pattern: str) -> bool:
+    """Does `-k PATTERN` (a glob) pick this spec: its path under SPEC_DIR
+    without .toml (storage/kip966-minisr-lossy-manual), its file name
+    without .toml, or a folder it is in (storage)? Never a substring of
+    some path: `-k zk` picks the folder zk/, not every path holding "zk"."""
+    from fnmatch import fnmatchcase
+    path, root = Path(path), Path(root)
+    rel = path.relative_to(root) if root.is_dir() and path.is_relative_to(root) else Path(path.name)
+    rel = rel.with_suffix("")
+    names = [rel.as_posix(), rel.name, *(p.as_posix() for p in rel.parents if p != Path("."))]
+    return any(fnmatchcase(n, pattern) for n in names)
+
+
 def crashed_row(path: str, e: BaseException) -> Row:
     """An ERROR row for a spec whose check raised an unexpected exception (a
     bug, not bad input): one line `<ExceptionType>: <message>`, the other specs run on."""
@@ -488,7 +501,9 @@ def _fit(text: str, width: int) -> str:
               help="Write a JUnit XML report (every spec found is a test case).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
               help="Fail a spec that has no result after SECONDS.")
-@click.option("-k", "pattern", metavar="TEXT", help="Only the specs whose path contains TEXT.")
+@click.option("-k", "patterns", metavar="PATTERN", multiple=True,
+              help="Only the specs PATTERN matches (a glob: storage/*-manual, 'zk-*', a file name "
+                   "without .toml, or a folder under SPEC_DIR); given again, any of them.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
               help="Check this many specs at once (one process each).")
 @click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
@@ -500,17 +515,17 @@ def _fit(text: str, width: int) -> str:
 @click.option("--update-readme", "readme", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Run nothing: regenerate the result tables between the marker comments of this "
                    "file (<!-- BEGIN kmc regress --markdown [GROUPS] --> ... <!-- END ... -->).")
-def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | None, pattern: str | None,
+def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | None, patterns: tuple,
             jobs: int, engine: str, out_dir: Path | None, markdown: bool, readme: Path | None) -> int:
     """Check every spec under SPEC_DIR (default: specs/) against its [expect]."""
     if markdown or readme is not None:
         _no_run_options("--markdown" if markdown else "--update-readme")
         return _tables(spec_dir, markdown, readme)
     specs = find_specs(spec_dir)
-    if pattern:
-        specs = [p for p in specs if pattern in str(p)]
+    if patterns:
+        specs = [p for p in specs if any(matches(p, spec_dir, k) for k in patterns)]
         if not specs:
-            raise SpecError(f"no spec under {spec_dir} matches {pattern!r}")
+            raise SpecError(f"no spec under {spec_dir} matches {' or '.join(map(repr, patterns))}")
     if junit is not None:
         _ensure_file_writable(junit)  # fail before the runs, not after them
     if out_dir is not None:
@@ -577,7 +592,7 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
 
 # the options of a run, which --markdown / --update-readme (run nothing) cannot honour
 _RUN_OPTIONS = (("quick", "--quick"), ("junit", "--junit"), ("timeout", "--timeout"),
-                ("pattern", "-k"), ("jobs", "--jobs"), ("engine", "--engine"), ("out_dir", "--out"))
+                ("patterns", "-k"), ("jobs", "--jobs"), ("engine", "--engine"), ("out_dir", "--out"))
 
 
 def _no_run_options(mode: str) -> None:

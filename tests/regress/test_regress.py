@@ -216,3 +216,19 @@ def test_liveness_names_no_spark(tmp_path):
                  if '\nmodel = ' in text else 'engines = ["spark"]\n' + text)
     with pytest.raises(SpecError, match="liveness .* runs on the local engine only"):
         load_spec(spec)
+
+
+def test_k_matches_by_pattern_not_by_substring(tmp_path):
+    from checker.front.regress import matches
+    root = tmp_path / "specs"
+    for rel in ("zk-a.toml", "storage/kip-manual.toml", "storage/kip-balanced.toml", "mutants/zk_thing.toml"):
+        write(root, rel, DIEHARD)
+    picked = {pattern: sorted(p.relative_to(root).as_posix() for p in regress_module.find_specs(root)
+                              if matches(p, root, pattern))
+              for pattern in ("zk", "zk-*", "storage", "storage/*-manual", "kip-balanced", "*zk*", "kip")}
+    assert picked == {"zk": [], "zk-*": ["zk-a.toml"], "storage": ["storage/kip-balanced.toml", "storage/kip-manual.toml"],
+                      "storage/*-manual": ["storage/kip-manual.toml"], "kip-balanced": ["storage/kip-balanced.toml"],
+                      "*zk*": ["mutants/zk_thing.toml", "zk-a.toml"], "kip": []}
+    result = kmc("regress", root, "-k", "zk-*", "-k", "storage/*-manual")
+    assert result.exit_code == 0, result.output
+    assert "2 specs:" in result.stdout
