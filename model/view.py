@@ -183,11 +183,32 @@ class Explanation:
     broke_how: str = ""
 
 
+# The page's classes for a replica's log of records, its role and status
+# (model/kraft/view.py, model/zk/view.py cells use them: `page_css = LOG_CSS`).
+LOG_CSS = """
+.role{font-weight:700;padding:0 4px;border-radius:3px;background:#eaeef2}
+.r-Leader{background:#ddf4ff;color:#0550ae}.r-Follower{background:#eaeef2}
+.st-OFFLINE_DIRTY,.st-OFFLINE_CLEAN{color:var(--bad);font-weight:700}.st-STARTING{color:var(--warn);font-weight:700}
+.fenced{color:var(--warn);font-weight:700}
+.log{display:inline-flex;gap:2px;flex-wrap:wrap;margin:2px 0}
+.log.empty{color:var(--muted);font-style:italic}
+.rec{display:inline-flex;align-items:baseline;gap:2px;border:1px solid #8c959f;border-radius:3px;padding:0 3px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;color:var(--muted)}
+.rec b{color:#1f2328}.rec i{font-style:normal;font-size:10px}
+.rec.acked{border-color:var(--good);border-width:2px}.rec.acked b{color:var(--good)}
+.acked-set{color:var(--good);font-weight:700}
+"""
+ACKED_LEGEND = "bold green record: acknowledged to the producer"
+
+
 class TraceView:
     """Generic view: every variable is a table column, the text shows each
     changed variable's new value, there is no sequence diagram."""
 
     name = "generic"
+    # the HTML page's CSS for the classes this view's cells use (the page
+    # defines --bad, --good, --warn, --muted), and its legend's own entries
+    page_css: str = ""
+    legend: tuple[str, ...] = ()
 
     # property name -> its one-line doc (the engine fills it from invariants/)
     property_docs: dict[str, str] = {}

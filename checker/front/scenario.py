@@ -249,7 +249,7 @@ def _parse_step(path, index: int, raw, model, known_facts, always: set) -> Step:
     step = Step(index, None, None, None)
     if index:
         if "action" not in raw:
-            raise _bad(path, where, "missing key 'action' (e.g. action = \"FenceBroker(2)\")")
+            raise _bad(path, where, "missing key 'action' (an action with its parameters, e.g. action = \"RMPrepare(r1)\")")
         label = raw["action"]
         m = _LABEL.match(label) if isinstance(label, str) else None
         if m is None:
@@ -298,7 +298,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise _bad(path, "", f"unknown key(s) {', '.join(map(repr, unknown))} "
                    f"(known: {', '.join(TOP_LEVEL_KEYS)})")
     if not isinstance(data.get("model"), str):
-        raise _bad(path, "", "missing key 'model' (a model name, e.g. model = \"kraft\")")
+        raise _bad(path, "", "missing key 'model' (a model name, as `kmc list` names them)")
     for key in ("variant", "description"):
         if key in data and not isinstance(data[key], str):
             raise _bad(path, "", f"{key} must be a string")

@@ -1,9 +1,9 @@
 """A counterexample as one self-contained HTML page (inline CSS, JS and SVG; no
 external resource): a message sequence diagram (a lane per actor, an arrow
 per message from the step that sent it to the step that consumed it) beside a
-per-step table of what the model's view shows (for kraft: each replica's log,
-LEO, HWM and role, and the controller's leader, ISR, ELR and epochs), the
-step that breaks the property highlighted and explained.
+per-step table of what the model's trace view shows (its columns and cells,
+styled by the view's own CSS, its legend entries), the step that breaks the
+property highlighted and explained. Nothing here knows a model.
 
 The table is plain HTML (readable without JS); the diagram is drawn by the
 page's script from the embedded JSON, aligned with the table rows, and
@@ -31,7 +31,7 @@ def _json_for_script(obj: Any) -> str:
 
 
 CSS = """
-:root{--bad:#c62828;--badbg:#fdecea;--chg:#fff3b0;--line:#d0d7de;--muted:#57606a;--acked:#1b5e20}
+:root{--bad:#c62828;--badbg:#fdecea;--chg:#fff3b0;--line:#d0d7de;--muted:#57606a;--good:#1b5e20;--warn:#9a6700}
 *{box-sizing:border-box}
 body{margin:0;font:13px/1.35 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#1f2328;background:#fff}
 header{padding:14px 18px 8px;border-bottom:1px solid var(--line)}
@@ -67,16 +67,6 @@ tr.step.broke td.n,tr.step.broke td.act{box-shadow:inset 0 0 0 2px var(--bad)}
 .it{white-space:nowrap;margin-right:4px}
 .it .k{color:var(--muted)}
 .chg{background:var(--chg);border-radius:3px}
-.role{font-weight:700;padding:0 4px;border-radius:3px;background:#eaeef2}
-.r-Leader{background:#ddf4ff;color:#0550ae}.r-Follower{background:#eaeef2}
-.st-OFFLINE_DIRTY,.st-OFFLINE_CLEAN{color:var(--bad);font-weight:700}.st-STARTING{color:#9a6700;font-weight:700}
-.fenced{color:#9a6700;font-weight:700}
-.log{display:inline-flex;gap:2px;flex-wrap:wrap;margin:2px 0}
-.log.empty{color:var(--muted);font-style:italic}
-.rec{display:inline-flex;align-items:baseline;gap:2px;border:1px solid #8c959f;border-radius:3px;padding:0 3px;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;color:var(--muted)}
-.rec b{color:#1f2328}.rec i{font-style:normal;font-size:10px}
-.rec.acked{border-color:var(--acked);border-width:2px}.rec.acked b{color:var(--acked)}
-.acked-set{color:var(--acked);font-weight:700}
 tr.detail td{background:#f6f8fa}
 tr.detail pre{margin:0;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap}
 #kmc-errors{margin:10px;padding:8px;border:2px solid var(--bad);white-space:pre-wrap}
@@ -224,7 +214,7 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
     out = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>kmc: {_esc(head_title)}{' - ' + _esc(meta['spec_name']) if meta.get('spec_name') else ''}</title>",
-           f"<style>{CSS}</style><script>{ERROR_CAPTURE}</script></head><body>",
+           f"<style>{CSS}{getattr(view, 'page_css', '')}</style><script>{ERROR_CAPTURE}</script></head><body>",
            "<header>"]
     if lasso is not None:
         inst = f" ({lasso['instance']})" if lasso.get("instance") else ""
@@ -258,7 +248,8 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
                    '<span><i class="sw inflight"></i>still in flight</span>'
                    '<span>&#9679; the actor of a step</span>'
                    '<span>highlighted: changed in this step</span>'
-                   '<span>bold green record: acknowledged to the producer</span></p>')
+                   + "".join(f"<span>{_esc(entry)}</span>" for entry in getattr(view, "legend", ()))
+                   + '</p>')
     out.append("</header>")
     out.append('<main><div id="seqcol"><svg id="seq" xmlns="http://www.w3.org/2000/svg" '
                'role="img" aria-label="message sequence diagram"></svg></div>')

@@ -15,7 +15,7 @@ from typing import Any
 
 from model.kraft.messages import CONTROLLER  # a message's dest / source
 from model.kraft.state import NO_LEADER
-from model.view import Explanation, TraceView, itf, promise_broke_at, render_scalar
+from model.view import ACKED_LEGEND, LOG_CSS, Explanation, TraceView, itf, promise_broke_at, render_scalar
 
 # variables that are TLA+ functions over Brokers (tuples indexed by b - 1);
 # the value is how deep: 2 for [b \in Brokers |-> [b1 \in Brokers |-> ...]]
@@ -266,6 +266,8 @@ def _esc(s: Any) -> str:
 
 class KraftView(TraceView):
     name = "kraft"
+    page_css = LOG_CSS
+    legend = (ACKED_LEGEND,)
     kind_colors = {"FetchRequest": "#0969da", "FetchResponse": "#1a7f37", "AlterPartitionRequest": "#bc4c00",
                    "AlterPartitionResponse": "#953800", "RegisterBrokerRequest": "#8250df",
                    "RegisterBrokerResponse": "#6639ba"}

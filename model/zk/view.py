@@ -17,7 +17,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from model.view import Arrow, Explanation, TraceView, itf, promise_broke_at, render_scalar
+from model.view import ACKED_LEGEND, LOG_CSS, Arrow, Explanation, TraceView, itf, promise_broke_at, render_scalar
 from model.zk.state import NO_EPOCH, NO_LEADER, Role
 
 # variables that are functions over the brokers (tuples indexed by broker id)
@@ -162,6 +162,8 @@ def _esc(s: Any) -> str:
 
 class ZkView(TraceView):
     name = "zk"
+    page_css = LOG_CSS
+    legend = (ACKED_LEGEND,)
     kind_colors = KIND_COLORS
 
     def __init__(self, model: Any):

@@ -210,3 +210,19 @@ def test_report_has_growth_chart_coverage_and_outcome(lrs_run, kmc, tmp_path):
     (rd,) = list((tmp_path / "toy-twophase").iterdir())
     passed = (rd / "report.html").read_text()
     assert "PASS" in passed and "every reachable state explored" in passed
+
+
+def test_a_page_says_only_what_its_model_s_view_says(lrs):
+    """The page's styles and legend for logs, roles and acknowledged records
+    are the kraft view's (model/view.py LOG_CSS): a toy's page, drawn by the
+    generic view, has none of them."""
+    from checker.output.trace_html import trace_page
+    from checker.search.registry import build
+    model, trace = lrs
+    page = trace_page(view_for(model), PROP, trace)
+    assert ".r-Leader{" in page and "acknowledged to the producer" in page
+    toy, props = build("diehard", None, {})
+    v = check(toy, props).violations[0]
+    page = trace_page(view_for(toy), v.property, v.trace)
+    for word in ("Leader", "producer", "OFFLINE", "fenced", "broker"):
+        assert word not in page, word
