@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from checker.front.spec import load_spec  # noqa: E402
-from checker.search.engine import CHUNK_STATES, ExpandContext, expand_chunk, resolve_view  # noqa: E402
+from checker.search.engine import CHUNK_STATES, ExpandContext, expand_chunk, resolve_projection  # noqa: E402
 from checker.search.errors import KmcError  # noqa: E402
 
 PROG = "frontier_split.py"
@@ -68,7 +68,7 @@ def splits(entries: list, tasks: int) -> dict:
 def measure(spec_path: str, level: int, tasks: int) -> dict:
     spec = load_spec(spec_path, {})
     model, _ = spec.build()
-    ctx = ExpandContext.create(model, [], view=resolve_view(model, spec.view))
+    ctx = ExpandContext.create(model, [], projection=resolve_projection(model, spec.projection))
     entries, seen = level_entries(ctx, model, level)
     succ = [{x[2] for x in expand_chunk(ctx, [e], set()).new} for e in entries]
     new = len(set().union(*succ) - seen)

@@ -79,7 +79,8 @@ def main() -> int:
 
     from checker.search import registry
     from checker.search.engine import CheckOptions
-    from checker.search.liveness.config import LivenessConfig, parse_fairness, temporal_of
+    from checker.front.temporal_spec import parse_fairness, temporal_of
+    from checker.search.liveness.config import LivenessConfig
     from checker.search.liveness.fair import Analysis, Fairness
     from checker.search.liveness.graph import GraphSearch
     from checker.search.liveness.run import check_liveness

@@ -48,7 +48,7 @@ def measure(args) -> dict:
     spec = load_spec(args.spec, depth=args.depth)
     model, props = spec.build()
     options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
-                           fingerprint_bits=spec.fingerprint_bits, view=spec.view)
+                           fingerprint_bits=spec.fingerprint_bits, projection=spec.projection)
     work = Path(tempfile.mkdtemp(prefix="kmc-bench-spark-"))
     out: dict = {"engine": args.child, "loadavg_before": os.getloadavg()}
     try:

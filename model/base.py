@@ -91,6 +91,13 @@ class Model(Protocol):
     # Optional: plain_converters() -> per variable, the function from_plain
     # applies to its plain value, so that a decoder rebuilds only the
     # variables whose encodings it has not met (checker.search.codec).
+    # Optional: projections = {name: (variables...)}, the fingerprint
+    # projections a spec may name (`projection = "name"`, TLC's VIEW; the
+    # attribute's old name `views` is still read).
+    # Optional: trace_view() -> a model.view.TraceView, when the package's
+    # view.py (TRACE_VIEW) is not the way.
+    # checker/search/contract.py checks all of this when the model is built
+    # (docs/ARCHITECTURE.md, "How to add a model").
 
 
 class ModelError(Exception):

@@ -24,6 +24,7 @@ from checker.front.spec import UNSET, load_spec, parse_sets
 from checker.output.console import report_text
 from checker.output.results import ensure_writable, summary, write_run, write_run_into
 from checker.output.views import view_for
+from checker.search.contract import projections_of
 from checker.search import registry
 from checker.search.engine import (CheckOptions, CheckResult, DiskLimitError, MemoryLimitError,
                                    check as run_check)
@@ -99,7 +100,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
               full_state, checkpoint, invariants) -> int:
     """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
     import time
-    from checker.search.liveness import config as liveness_config
+    from checker.front import temporal_spec as liveness_config
     started = time.perf_counter()
     max_memory = default_max_memory() if max_memory is DEFAULT_MEMORY else max_memory
     with registry.build_limit(max_memory):   # the model's build is held to --max-memory too
@@ -132,7 +133,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         check_deadlock=spec.check_deadlock if deadlock is None else deadlock,
         stop_on_violation=not keep_going,
         fingerprint_bits=spec.fingerprint_bits,
-        view=spec.view,
+        projection=spec.projection,
         progress=None if quiet else progress_printer,
         max_memory=max_memory,
         min_free_disk=min_free_disk,
@@ -271,7 +272,8 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
 
 
 def _model_listing(name: str, defn) -> dict:
-    """One model as plain data: variants, each with its constants, properties and views."""
+    """One model as plain data: variants, each with its constants, properties and
+    fingerprint projections."""
     out: dict = {"model": name, "doc": defn.doc, "variants": []}
     for variant, constants in defn.variants.items():
         entry: dict = {"variant": variant,
@@ -287,7 +289,7 @@ def _model_listing(name: str, defn) -> dict:
             entry["properties"] += [{"name": t.name, "kind": t.kind, "form": t.form, "doc": t.doc}
                                     for t in temporal_properties_for(model)]
             entry["reference_fairness"] = reference_fairness_for(model)
-            entry["views"] = {v: list(vs) for v, vs in (getattr(model, "views", None) or {}).items()}
+            entry["projections"] = {v: list(vs) for v, vs in projections_of(model).items()}
         out["variants"].append(entry)
     return out
 
@@ -309,7 +311,7 @@ def _compare_with_expect(obj: dict, spec, result: CheckResult, changed: bool) ->
 @click.argument("model_name", metavar="[MODEL]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="The listing as one JSON object on stdout.")
 def list_cmd(model_name: str | None, as_json: bool) -> int:
-    """The models (or MODEL): variants, constants, properties and views."""
+    """The models (or MODEL): variants, constants, properties and fingerprint projections."""
     models = registry.models()
     if model_name is not None:
         registry.model_def(model_name)  # unknown: one line, exit 2
@@ -339,9 +341,8 @@ def list_cmd(model_name: str | None, as_json: bool) -> int:
             fairness = reference_fairness_for(model)
             if fairness:
                 click.echo(f"    reference fairness: {', '.join(fairness)}")
-            views = getattr(model, "views", None) or {}
-            for vname, variables in views.items():
-                click.echo(f"    view {vname}: {', '.join(variables)}")
+            for name, variables in projections_of(model).items():
+                click.echo(f"    projection {name}: {', '.join(variables)}")
     return EXIT_OK
 
 

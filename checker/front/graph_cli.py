@@ -163,8 +163,8 @@ def graph(spec_path, fmt, out, max_states, depth, sets):
     labels, states that violate an invariant marked."""
     spec = load_spec(spec_path, parse_sets(sets), depth=depth)
     model, props = spec.build()
-    if spec.view is not None:
-        raise SpecError("kmc graph draws every state: drop the spec's view")
+    if spec.projection is not None:
+        raise SpecError("kmc graph draws every state: drop the spec's projection")
     g = explore(model, props, spec.depth, max_states, spec.fingerprint_bits)
     if out is not None and out.parent and not out.parent.exists():
         raise SpecError(f"folder not found: {out.parent}")

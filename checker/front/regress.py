@@ -152,7 +152,7 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None, en
         model, props = spec.build()
         options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
                                stop_on_violation=True, fingerprint_bits=spec.fingerprint_bits,
-                               view=spec.view, progress=progress if timeout is not None else None,
+                               projection=spec.projection, progress=progress if timeout is not None else None,
                                progress_interval=1.0)
         for e in engines:
             results[e] = RUNNERS[e](spec, model, props, dataclasses.replace(options))
@@ -198,7 +198,7 @@ def _auto(spec, model, props, options):
 
 def _local(spec, model, props, options):
     if spec.properties:  # temporal properties: the graph-recording search (checker/search/liveness)
-        from checker.search.liveness.config import validate
+        from checker.front.temporal_spec import validate
         from checker.search.liveness.run import check_liveness
         return check_liveness(model, props, validate(spec), options), None
     return check(model, props, options), None

@@ -70,11 +70,11 @@ def load(path: Path, sets: dict | None = None, invariants: list | None = None):
 
 def sim_config(spec, model, properties, depth: int, seed: int, weights: dict, swarm: bool,
                check_deadlock: bool) -> SimConfig:
-    from checker.search.engine import resolve_view
-    view = resolve_view(model, spec.view)
+    from checker.search.engine import resolve_projection
+    projection = resolve_projection(model, spec.projection)
     return SimConfig(model=spec.model, variant=spec.variant,
                      constants_json=json.dumps(spec.constants, sort_keys=True),
-                     properties=tuple(p.name for p in properties), view=view,
+                     properties=tuple(p.name for p in properties), projection=projection,
                      bits=spec.fingerprint_bits, depth=depth, check_deadlock=check_deadlock,
                      seed=seed, weights=check_weights(weights, model.action_names, "weights"),
                      swarm=swarm)
@@ -175,7 +175,7 @@ def _result(spec, cfg: SimConfig, totals: Totals, violation: Violation | None, w
         max_depth=cfg.depth,
         check_deadlock=cfg.check_deadlock,
         fingerprint_bits=cfg.bits,
-        view=list(cfg.view) if cfg.view is not None else None,
+        projection=list(cfg.projection) if cfg.projection is not None else None,
         wall_time=wall,
         # (the walks keep little: the run's processes at its end, Spark's JVMs included)
         peak_memory_kb=memory.final_peak() // 1024,

@@ -11,8 +11,10 @@ and raises SpecError / ModelConfigError (both exit 2) with one clear line.
     depth = 10                  # at most 10 steps; absent: no bound
     check_deadlock = false      # default false
     fingerprint = "xxh3_64"     # or "xxh3_128"
-    view = "no_msgs"            # a name of model.views, or a list of variables
-    properties = ["EventuallyAllDecided"]  # temporal properties (checker/search/liveness/config.py)
+    projection = "no_msgs"      # the fingerprint projection (TLC's VIEW): a name of the
+                                # model's projections, or a list of variables (`view`,
+                                # its old name, is still read, with a deprecation line)
+    properties = ["EventuallyAllDecided"]  # temporal properties (checker/front/temporal_spec.py)
     fairness = ["WF:TMCommit"]  # default "reference" (the model's); [] for none
     engines = ["local", "spark"]  # kmc regress: also run on these and compare (the
                                 # default engine, auto, always runs)
@@ -49,8 +51,8 @@ from model.base import ALWAYS, SOMETIMES, ModelConfigError, Property
 MAX_SPEC_BYTES = 16 << 20  # a spec (or scenario) file larger than this is refused unread
 FINGERPRINTS = {"xxh3_64": 64, "xxh3_128": 128}
 TOP_LEVEL_KEYS = ("model", "variant", "description", "constants", "invariants", "depth",
-                  "check_deadlock", "fingerprint", "view", "expect",
-                  "properties", "fairness",  # temporal properties: checker/search/liveness/config.py
+                  "check_deadlock", "fingerprint", "projection", "view", "expect",
+                  "properties", "fairness",  # temporal properties: checker/front/temporal_spec.py
                   "simulate",  # random walks' defaults (SimulateSettings; kmc simulate)
                   "engines")   # kmc regress runs the spec on these too and compares
 ENGINES = ("auto", "local", "spark")   # auto: the default
@@ -136,14 +138,15 @@ class Spec:
     depth: int | None              # None: no bound
     check_deadlock: bool = False
     fingerprint: str = "xxh3_64"
-    view: str | list[str] | None = None
+    projection: str | list[str] | None = None   # the fingerprint projection (None: every variable)
     description: str = ""
     expect: dict[str, Any] = field(default_factory=dict)
     overrides: dict[str, Any] = field(default_factory=dict)  # --set values applied
-    properties: list[str] | None = None   # temporal properties (checker/search/liveness/config.py)
+    properties: list[str] | None = None   # temporal properties (checker/front/temporal_spec.py)
     fairness: Any = None                   # None: "reference" when properties are listed
     simulate: SimulateSettings = field(default_factory=SimulateSettings)
     engines: list[str] = field(default_factory=list)   # kmc regress: further engines to compare
+    deprecations: list[str] = field(default_factory=list)   # old spellings read (one line each)
     _built: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -170,7 +173,7 @@ class Spec:
             "depth": self.depth,
             "check_deadlock": self.check_deadlock,
             "fingerprint": self.fingerprint,
-            "view": self.view,
+            "projection": self.projection,
             **({"properties": list(self.properties), "fairness": self.fairness}
                if self.properties else {}),
             **({"engines": list(self.engines)} if self.engines else {}),
@@ -283,6 +286,28 @@ def _something_to_check(spec: Spec, props: list[Property]) -> None:
                     f"witnesses that must be reached in [expect] sometimes")
 
 
+def _projection(path: Path, data: dict) -> tuple[str | list[str] | None, list[str]]:
+    """The spec's fingerprint projection (`projection`; `view`, its old
+    name, read with a deprecation line) and the deprecation lines."""
+    if "view" in data and "projection" in data:
+        raise SpecError(f"{path}: give the fingerprint projection once: `projection` (`view` is its old name)")
+    key = "view" if "view" in data else "projection"
+    deprecations = ([f"{path}: `view` is the old name of `projection` (the fingerprint projection): "
+                     f"rename the key"] if key == "view" else [])
+    value = data.get(key)
+    if value is not None:
+        _type_check(f"{path}: {key}", value, (str, list), "a projection name or a list of variable names")
+        if isinstance(value, list):
+            if not value:
+                raise SpecError(f"{path}: {key} is an empty list (leave it out to fingerprint every variable)")
+            for v in value:
+                _type_check(f"{path}: {key} entry", v, str, "a variable name (string)")
+            twice = sorted({v for v in value if value.count(v) > 1})
+            if twice:
+                raise SpecError(f"{path}: {key} names {', '.join(twice)} more than once")
+    return value, deprecations
+
+
 def _engines(path: Path, value) -> list[str]:
     """The spec's `engines`: further engines `kmc regress` runs it on and
     compares with the default one (auto)."""
@@ -342,17 +367,7 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     _type_check(f"{path}: fingerprint", fingerprint, str, "a string")
     if fingerprint not in FINGERPRINTS:
         raise SpecError(f"{path}: fingerprint must be one of {', '.join(FINGERPRINTS)}, not {fingerprint!r}")
-    view = data.get("view")
-    if view is not None:
-        _type_check(f"{path}: view", view, (str, list), "a view name or a list of variable names")
-        if isinstance(view, list):
-            if not view:
-                raise SpecError(f"{path}: view is an empty list (leave it out to fingerprint every variable)")
-            for v in view:
-                _type_check(f"{path}: view entry", v, str, "a variable name (string)")
-            twice = sorted({v for v in view if view.count(v) > 1})
-            if twice:
-                raise SpecError(f"{path}: view names {', '.join(twice)} more than once")
+    projection, deprecations = _projection(path, data)
     engines = _engines(path, data.get("engines", []))
     expect = data.get("expect", {})
     _type_check(f"{path}: [expect]", expect, dict, "a table")
@@ -390,9 +405,9 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     spec = Spec(path=path, name=safe_component(path.stem), model=defn.name, variant=variant, constants=resolved,
                 invariants=list(invariants) if invariants is not None else None,
                 depth=spec_depth, check_deadlock=check_deadlock, fingerprint=fingerprint,
-                view=view, description=data.get("description", ""), expect=dict(expect),
-                overrides=overrides, engines=engines)
-    from checker.search.liveness import config as liveness_config
+                projection=projection, description=data.get("description", ""), expect=dict(expect),
+                overrides=overrides, engines=engines, deprecations=deprecations)
+    from checker.front import temporal_spec as liveness_config
     liveness_config.read_spec_keys(spec, data, path)  # properties, fairness
     try:
         # the model's own checks, and the property names
@@ -410,13 +425,27 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         raise SpecError(f"{path}: {e}") from None
     except ModelConfigError as e:
         raise SpecError(f"{path}: constants rejected by model {defn.name!r}: {e}") from None
-    if view is not None:
-        from checker.search.engine import resolve_view
+    if projection is not None:
+        from checker.search.engine import resolve_projection
         try:
-            resolve_view(model, view)
+            resolve_projection(model, projection)
         except SpecError as e:
             raise SpecError(f"{path}: {e}") from None
     liveness_config.validate(spec, str(path))
     if spec.properties and set(spec.engines) - {"local", "auto"}:
         raise SpecError(f"{path}: engines: liveness (temporal properties) runs on the local engine only")
+    _say_deprecations(spec.deprecations)
     return spec
+
+
+_said: set = set()
+
+
+def _say_deprecations(lines: list[str]) -> None:
+    """An old spelling a spec still uses: one `kmc: warning:` line on stderr,
+    once per process (regress and the tests load a spec many times)."""
+    import click
+    for line in lines:
+        if line not in _said:
+            _said.add(line)
+            click.echo(f"kmc: warning: {line}", err=True)

@@ -18,7 +18,7 @@ values hold no set, `encode` for the others). `encode` caches by object
 identity, structurally (see "encoding" below), so a changed variable costs
 about its changed sub-objects only. The caches are bounded and only ever a
 speed-up: the bytes of a value never depend on them. The fingerprint is xxh3
-over the concatenated parts of the view's variables; as each part is a
+over the concatenated parts of the projection's variables; as each part is a
 complete msgpack object, the concatenation is injective (it is exactly the
 body of the msgpack array of those variables).
 """
@@ -331,16 +331,18 @@ def fingerprint_function(bits: int = 64) -> Callable[[bytes], int]:
     raise ValueError(f"fingerprint bits must be 64 or 128, not {bits}")
 
 
-def view_selector(variables: Sequence[str], view: Sequence[str] | None) -> Callable[[Sequence[bytes]], bytes]:
+def projection_selector(variables: Sequence[str],
+                        projection: Sequence[str] | None) -> Callable[[Sequence[bytes]], bytes]:
     """parts -> the bytes the fingerprint covers: all variables (default) or
-    the view's, always in state order (so a view's spelling order is irrelevant)."""
-    if view is None or tuple(view) == tuple(variables):
+    the fingerprint projection's (TLC's VIEW), always in state order (so its
+    spelling order is irrelevant)."""
+    if projection is None or tuple(projection) == tuple(variables):
         return b"".join
     index = {name: i for i, name in enumerate(variables)}
-    unknown = [v for v in view if v not in index]
+    unknown = [v for v in projection if v not in index]
     if unknown:
-        raise ValueError(f"unknown view variable(s): {', '.join(unknown)}")
-    idx = sorted({index[v] for v in view})
+        raise ValueError(f"unknown projection variable(s): {', '.join(unknown)}")
+    idx = sorted({index[v] for v in projection})
     if len(idx) == 1:
         i = idx[0]
         return lambda parts: parts[i]
@@ -349,18 +351,18 @@ def view_selector(variables: Sequence[str], view: Sequence[str] | None) -> Calla
     return lambda parts: join(get(parts))
 
 
-def view_indices(variables: Sequence[str], view: Sequence[str] | None) -> tuple[int, ...] | None:
-    """The indices of the parts view_selector joins, in state order; None for
-    every variable (the compiled successor's form of the same choice)."""
-    if view is None or tuple(view) == tuple(variables):
+def projection_indices(variables: Sequence[str], projection: Sequence[str] | None) -> tuple[int, ...] | None:
+    """The indices of the parts projection_selector joins, in state order;
+    None for every variable (the compiled successor's form of the same choice)."""
+    if projection is None or tuple(projection) == tuple(variables):
         return None
     index = {name: i for i, name in enumerate(variables)}
-    return tuple(sorted({index[v] for v in view}))
+    return tuple(sorted({index[v] for v in projection}))
 
 
 def state_fingerprint(state: Sequence, bits: int = 64, variables: Sequence[str] | None = None,
-                      view: Sequence[str] | None = None) -> int:
+                      projection: Sequence[str] | None = None) -> int:
     """The fingerprint of one state, computed from scratch (tests, replay)."""
     parts = encode_state(state)
     names = variables if variables is not None else getattr(state, "_fields", range(len(state)))
-    return fingerprint_function(bits)(view_selector(tuple(names), view)(parts))
+    return fingerprint_function(bits)(projection_selector(tuple(names), projection)(parts))

@@ -30,10 +30,11 @@ from typing import Any, Callable, Iterable, Sequence
 from checker.search import native, stop
 from checker.search.checkpoint import Checkpoint, RunStopped
 from checker.search.checks import EVERY_VARIABLE, Checks
+from checker.search.contract import projections_of
 from checker.search.codec import StateDecoder
 from checker.search.encoding import (VariableEncoders, decode, encode_changed, encode_state,
-                              fingerprint_function, parts_to_bytes, view_indices,
-                              view_selector)
+                              fingerprint_function, parts_to_bytes, projection_indices,
+                              projection_selector)
 from checker.search.errors import EXIT_BAD_INPUT, EngineEvaluationError, KmcError, SpecError
 from checker.search.fpset import new_seen_set
 from checker.search.frontier import Frontier, SpillDir
@@ -63,8 +64,9 @@ DECODER_SHARED_LIMIT = 1 << 16
 @dataclass
 class CheckOptions:
     """How to check. max_depth: at most this many steps from an initial state
-    (None: no bound). view: a name of model.views or variable names (None: all
-    variables make up the fingerprint). progress: called with a dict of
+    (None: no bound). projection: the fingerprint projection, a name of the
+    model's projections or variable names (None: all variables make up the
+    fingerprint). progress: called with a dict of
     counters at most every progress_interval seconds (never on a run shorter
     than that)."""
 
@@ -72,7 +74,7 @@ class CheckOptions:
     check_deadlock: bool = False
     stop_on_violation: bool = True
     fingerprint_bits: int = 64
-    view: str | Sequence[str] | None = None
+    projection: str | Sequence[str] | None = None
     progress: Callable[[dict], None] | None = None
     progress_interval: float = 10.0
     # stop (MemoryLimitError) when the run's processes hold more than this
@@ -129,7 +131,7 @@ class CheckResult:
     max_depth: int | None = None
     check_deadlock: bool = False
     fingerprint_bits: int = 64
-    view: list[str] | None = None                  # None: every variable
+    projection: list[str] | None = None            # the fingerprint projection (None: every variable)
     wall_time: float = 0.0
     # the run's memory at its peak: every process of the run (checker/search/proc.py)
     peak_memory_kb: int = 0
@@ -249,23 +251,25 @@ def check_disk(limit: int | None, folder, level: int, distinct: int, advice: str
                          f"(--min-free-disk); {advice() if callable(advice) else advice}")
 
 
-def resolve_view(model: Model, view: str | Sequence[str] | None) -> tuple[str, ...] | None:
-    """A view name of model.views or a list of variable names -> variable names
-    in state order; None when the view is every variable."""
-    if view is None:
+def resolve_projection(model: Model, projection: str | Sequence[str] | None) -> tuple[str, ...] | None:
+    """The fingerprint projection (TLC's VIEW: the variables the fingerprint
+    covers; states equal on them are one state), a name of the model's
+    projections or a list of variable names -> variable names in state
+    order; None when it is every variable."""
+    if projection is None:
         return None
     variables = tuple(model.variables)
-    if isinstance(view, str):
-        views = getattr(model, "views", None) or {}
-        if view not in views:
-            raise SpecError(f"unknown view {view!r} of model {model.name!r} "
-                            f"(known views: {', '.join(views) or 'none'})")
-        view = views[view]
-    unknown = [v for v in view if v not in variables]
+    if isinstance(projection, str):
+        known = projections_of(model)
+        if projection not in known:
+            raise SpecError(f"unknown projection {projection!r} of model {model.name!r} "
+                            f"(known projections: {', '.join(known) or 'none'})")
+        projection = known[projection]
+    unknown = [v for v in projection if v not in variables]
     if unknown:
-        raise SpecError(f"unknown view variable(s) {', '.join(map(repr, unknown))} of model "
+        raise SpecError(f"unknown projection variable(s) {', '.join(map(repr, unknown))} of model "
                         f"{model.name!r} (variables: {', '.join(variables)})")
-    names = tuple(v for v in variables if v in set(view))
+    names = tuple(v for v in variables if v in set(projection))
     return None if names == variables else names
 
 
@@ -285,22 +289,22 @@ class ExpandContext:
     # per variable, the encoder of its values (the C packer until a value
     # holds a set); built on first use, learnt as the search goes
     encoders: VariableEncoders | None = None
-    # the view's part indices (None: every variable), for the compiled path
+    # the projection's part indices (None: every variable), for the compiled path
     select_indices: tuple | None = None
     # the properties by the variables a step changed; built on first use
     checks: Checks | None = None
 
     @classmethod
     def create(cls, model: Model, properties: Iterable[Property], fingerprint_bits: int = 64,
-               view: Sequence[str] | None = None, check_deadlock: bool = False,
+               projection: Sequence[str] | None = None, check_deadlock: bool = False,
                stop_on_violation: bool = True) -> "ExpandContext":
         props = list(properties)
         return cls(model=model,
                    always=[p for p in props if p.kind == ALWAYS],
                    sometimes=[p for p in props if p.kind == SOMETIMES],
                    fingerprint=fingerprint_function(fingerprint_bits),
-                   select=view_selector(tuple(model.variables), view),
-                   select_indices=view_indices(tuple(model.variables), view),
+                   select=projection_selector(tuple(model.variables), projection),
+                   select_indices=projection_indices(tuple(model.variables), projection),
                    check_deadlock=check_deadlock,
                    stop_on_violation=stop_on_violation)
 
@@ -700,8 +704,8 @@ class Search:
             raise SpecError(f"fingerprint bits must be 64 or 128, not {options.fingerprint_bits}")
         if options.max_depth is not None and options.max_depth < 0:
             raise SpecError(f"depth must be >= 0, not {options.max_depth}")
-        self.view = resolve_view(model, options.view)
-        self.ctx = ExpandContext.create(model, self.properties, options.fingerprint_bits, self.view,
+        self.projection = resolve_projection(model, options.projection)
+        self.ctx = ExpandContext.create(model, self.properties, options.fingerprint_bits, self.projection,
                                         options.check_deadlock, options.stop_on_violation)
         self.seen = new_seen_set(options.fingerprint_bits)
         self.checkpoint = None
@@ -735,7 +739,7 @@ class Search:
         return {**o.checkpoint_identity, "properties": [p.name for p in self.properties],
                 "max_depth": o.max_depth, "check_deadlock": o.check_deadlock,
                 "stop_on_violation": o.stop_on_violation, "fingerprint_bits": o.fingerprint_bits,
-                "view": list(self.view) if self.view is not None else None}
+                "projection": list(self.projection) if self.projection is not None else None}
 
     def _resumed(self) -> tuple[Frontier, int]:
         """The newest finished level's frontier and number, every counter
@@ -1036,7 +1040,7 @@ class Search:
             max_depth=self.options.max_depth,
             check_deadlock=self.options.check_deadlock,
             fingerprint_bits=bits,
-            view=list(self.view) if self.view is not None else None,
+            projection=list(self.projection) if self.projection is not None else None,
             wall_time=wall,
             peak_memory_kb=self.memory.final_peak() // 1024,
             collision_probability=collision_probability(distinct, self.generated, bits),
@@ -1048,5 +1052,5 @@ def check(model: Model, properties: Iterable[Property], options: CheckOptions | 
     """Check `properties` on every state of `model` reachable within the bound.
 
     Raises EngineEvaluationError (exit 3) when the model raises EvaluationError,
-    SpecError (exit 2) for a bad option (view, depth, fingerprint bits)."""
+    SpecError (exit 2) for a bad option (projection, depth, fingerprint bits)."""
     return Search(model, properties, options or CheckOptions()).run()

@@ -62,7 +62,7 @@ class SimConfig:
     variant: str
     constants_json: str            # json.dumps(resolved constants, sort_keys=True)
     properties: tuple              # the selected property names (always and sometimes)
-    view: tuple | None = None      # view variables for the fingerprints (None: all)
+    projection: tuple | None = None   # the fingerprint projection's variables (None: all)
     bits: int = 64
     depth: int = DEFAULT_DEPTH
     check_deadlock: bool = False
@@ -141,7 +141,7 @@ class Walker:
         self.checks = Checks(self.model, props)
         self.always = self.checks.always
         self.sometimes = self.checks.pending(p for p in props if p.kind == SOMETIMES)
-        self.ctx = ExpandContext.create(self.model, [], cfg.bits, cfg.view)
+        self.ctx = ExpandContext.create(self.model, [], cfg.bits, cfg.projection)
         self.ctx.encoders = VariableEncoders(len(self.model.variables))
         self.inits = [self.ctx.entry(s) for s in self.model.init_states()]
         self.action_names = tuple(self.model.action_names)

@@ -44,8 +44,8 @@ BAD_SPECS = {
     "model rejects constants": 'model = "twophase"\n[constants]\nRM = ["a", "a"]\n',
     "missing model": 'variant = "standard"\n',
     "bad fingerprint": 'model = "twophase"\nfingerprint = "md5"\n',
-    "unknown view": 'model = "twophase"\nview = "nope"\n',
-    "unknown view variable": 'model = "twophase"\nview = ["rmState", "nope"]\n',
+    "unknown projection": 'model = "twophase"\nprojection = "nope"\n',
+    "unknown projection variable": 'model = "twophase"\nprojection = ["rmState", "nope"]\n',
     "bad expect outcome": 'model = "twophase"\n[expect]\noutcome = "fine"\n',
     "unknown expect key": 'model = "twophase"\n[expect]\nsteps = 3\n',
 }
@@ -220,7 +220,7 @@ def test_list_names_models_constants_and_properties():
     result = run("list")
     assert result.exit_code == 0
     for word in ("twophase", "diehard", "randgraph", "RMCount (int, default 0)", "RM (list of str",
-                 "TCConsistent [always]", "AllCommitted [sometimes]", "NotSolved", "view no_msgs"):
+                 "TCConsistent [always]", "AllCommitted [sometimes]", "NotSolved", "projection no_msgs"):
         assert word in result.stdout
 
 

@@ -17,7 +17,8 @@ import pytest
 
 from checker.search import registry
 from checker.search.engine import CheckOptions
-from checker.search.liveness.config import LivenessConfig, parse_fairness, temporal_of
+from checker.front.temporal_spec import parse_fairness, temporal_of
+from checker.search.liveness.config import LivenessConfig
 from checker.search.liveness.run import check_liveness
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "liveness"))

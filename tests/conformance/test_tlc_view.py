@@ -26,7 +26,7 @@ TLC = {11: 226_060, 13: 726_095, 16: 3_336_939}   # distinct within N steps, TLC
 def test_reference_view_is_tlcs_count_within_11_steps():
     spec = load_spec(SPEC, {}, depth=11)
     model, properties = spec.build()
-    result = check(model, properties, CheckOptions(max_depth=11, view=spec.view))
+    result = check(model, properties, CheckOptions(max_depth=11, projection=spec.projection))
     assert result.distinct == TLC[11]
     assert result.outcome == "pass"
     assert result.per_level_distinct == load_spec(SPEC).expect["per_level_distinct"][:12]

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import pytest
 
 from checker.search.encoding import (decode, encode, encode_state, encode_successor, fingerprint_function,
-                              parts_to_bytes, state_fingerprint, view_selector)
+                              parts_to_bytes, state_fingerprint, projection_selector)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,7 +79,7 @@ def test_joined_parts_are_injective():
     # ("ab", "c") and ("a", "bc") would collide if the parts were joined raw
     # without self-delimiting encodings
     f = fingerprint_function(64)
-    sel = view_selector(("x", "y"), None)
+    sel = projection_selector(("x", "y"), None)
     assert f(sel(encode_state(("ab", "c")))) != f(sel(encode_state(("a", "bc"))))
     assert encode_state(("ab", "c")) != encode_state(("a", "bc"))
 
@@ -102,17 +102,17 @@ def test_successor_reuses_parent_bytes_of_unchanged_variables():
     assert parts == list(encode_state(succ))
 
 
-def test_fingerprint_widths_and_views():
+def test_fingerprint_widths_and_projections():
     s = S(1, 2, 3)
     fp64 = state_fingerprint(s, 64)
     fp128 = state_fingerprint(s, 128)
     assert 0 <= fp64 < 2**64 and 0 <= fp128 < 2**128
     assert fp64 != state_fingerprint(S(1, 2, 4), 64)
-    # a view ignores the other variables and its spelling order
-    assert state_fingerprint(s, view=("x", "y")) == state_fingerprint(S(1, 2, 99), view=("y", "x"))
-    assert state_fingerprint(s, view=("x", "y", "z")) == fp64
+    # a projection ignores the other variables and its spelling order
+    assert state_fingerprint(s, projection=("x", "y")) == state_fingerprint(S(1, 2, 99), projection=("y", "x"))
+    assert state_fingerprint(s, projection=("x", "y", "z")) == fp64
     with pytest.raises(ValueError):
-        view_selector(("x", "y"), ("nope",))
+        projection_selector(("x", "y"), ("nope",))
     with pytest.raises(ValueError):
         fingerprint_function(32)
 

@@ -188,18 +188,18 @@ def test_level_log_finds_128_bit_fingerprints():
         log.find(lo | (3 << 64))
 
 
-def test_views():
+def test_projections():
     model, props = build("twophase", None, {})
     full = check(model, props, CheckOptions())
-    same = check(model, props, CheckOptions(view=list(model.variables)))
+    same = check(model, props, CheckOptions(projection=list(model.variables)))
     assert same.distinct == full.distinct
-    r = check(model, props, CheckOptions(view="no_msgs"))
-    assert r.view == ["rmState", "tmState", "tmPrepared"]
+    r = check(model, props, CheckOptions(projection="no_msgs"))
+    assert r.projection == ["rmState", "tmState", "tmPrepared"]
     assert r.distinct < full.distinct
     with pytest.raises(SpecError):
-        check(model, props, CheckOptions(view="nope"))
+        check(model, props, CheckOptions(projection="nope"))
     with pytest.raises(SpecError):
-        check(model, props, CheckOptions(view=["rmState", "nope"]))
+        check(model, props, CheckOptions(projection=["rmState", "nope"]))
 
 
 def test_expand_chunk_is_a_function_of_its_inputs():

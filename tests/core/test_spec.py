@@ -53,15 +53,28 @@ def test_overrides_and_variant_default(tmp_path):
         load_spec(p, {"SmallCapacity": 9})
 
 
-def test_options_fingerprint_view_invariants(tmp_path):
-    p = write(tmp_path, 'model = "twophase"\nfingerprint = "xxh3_128"\nview = "no_msgs"\n'
+def test_options_fingerprint_projection_invariants(tmp_path):
+    p = write(tmp_path, 'model = "twophase"\nfingerprint = "xxh3_128"\nprojection = "no_msgs"\n'
                         'invariants = ["TCConsistent"]\ncheck_deadlock = true\n')
     spec = load_spec(p)
-    assert spec.fingerprint_bits == 128 and spec.view == "no_msgs" and spec.check_deadlock
+    assert spec.fingerprint_bits == 128 and spec.projection == "no_msgs" and spec.check_deadlock
+    assert spec.deprecations == [] and spec.config()["projection"] == "no_msgs"
     # the witnesses are kept (AllCommitted): no vacuous pass (tests/regress/test_witnesses.py)
     assert [q.name for q in spec.build()[1]] == ["TCConsistent", "AllCommitted"]
     cfg = spec.config()
     assert cfg["invariants"] == ["TCConsistent", "AllCommitted"] and cfg["fingerprint"] == "xxh3_128"
+
+
+def test_the_old_view_key_is_read_with_a_deprecation_line(tmp_path, capsys):
+    """`view` was the fingerprint projection's key (now `projection`; "view"
+    is the trace view's word): still read, with one warning line per process."""
+    p = write(tmp_path, 'model = "twophase"\nview = "no_msgs"\n')
+    spec = load_spec(p)
+    assert spec.projection == "no_msgs"
+    assert spec.deprecations == [f"{p}: `view` is the old name of `projection` (the fingerprint "
+                                 f"projection): rename the key"]
+    load_spec(p)
+    assert capsys.readouterr().err == f"kmc: warning: {spec.deprecations[0]}\n"
 
 
 @pytest.mark.parametrize("text", [

@@ -3,7 +3,7 @@ per level, generated (in total and per action), distinct per action, the
 first violation of each property and the very same shortest counterexample
 -- whatever level it hands over at (a tiny threshold: level 0, or a level in
 the middle), also when the search stops in the middle of a level, with
---continue (violations found before and after the hand-over), a view,
+--continue (violations found before and after the hand-over), a projection,
 128-bit fingerprints, a depth bound, deadlocks and evaluation errors."""
 from __future__ import annotations
 
@@ -60,9 +60,9 @@ def test_diehard(threshold, stop):
     assert auto.violated == ["NotSolved"] and len(auto.violations[0].trace) == 7
 
 
-def test_twophase_view_and_128_bit_fingerprints():
+def test_twophase_projection_and_128_bit_fingerprints():
     config = {"model": "twophase", "constants": {"RMCount": 4}}
-    local, auto, info = run_both(config, CheckOptions(view="no_msgs", fingerprint_bits=128, max_depth=9), 20)
+    local, auto, info = run_both(config, CheckOptions(projection="no_msgs", fingerprint_bits=128, max_depth=9), 20)
     assert handed_over(info) > 0 and auto.fingerprint_bits == 128
 
 
@@ -152,7 +152,7 @@ def test_kafka_sometimes_and_the_bound():
 def test_specs(spec_name, threshold):
     spec = load_spec(ROOT / "specs" / f"{spec_name}.toml")
     options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
-                           fingerprint_bits=spec.fingerprint_bits, view=spec.view)
+                           fingerprint_bits=spec.fingerprint_bits, projection=spec.projection)
     local = check(*spec.build(), options)
     auto, info = check_auto(*spec.build(), options, threshold=threshold, workers=2)
     assert_same(local, auto)

@@ -74,7 +74,7 @@ def test_shrunk_length_against_bfs_shortest(name):
     spec = load_spec(SPECS / name)
     model, props = spec.build()
     bfs = check(model, props, CheckOptions(max_depth=spec.depth, fingerprint_bits=spec.fingerprint_bits,
-                                           view=spec.view))
+                                           projection=spec.projection))
     shortest = bfs.violations[0].depth
     assert shortest == spec.expect["depth"]
     lengths = {}

@@ -38,7 +38,7 @@ def assert_same(local: CheckResult, spark: CheckResult) -> None:
     """Every figure and every counterexample identical (wall time, memory aside)."""
     for f in ("outcome", "distinct", "generated", "per_level_distinct", "per_action_generated",
               "per_action_distinct", "depth", "sometimes", "properties", "states_left", "exhausted",
-              "max_depth", "check_deadlock", "fingerprint_bits", "view", "violated"):
+              "max_depth", "check_deadlock", "fingerprint_bits", "projection", "violated"):
         assert getattr(spark, f) == getattr(local, f), f"{f}: spark {getattr(spark, f)!r} != local {getattr(local, f)!r}"
     assert spark.collision_probability == local.collision_probability
     for lv, sv in zip(local.violations, spark.violations):

@@ -25,7 +25,7 @@ def test_pairs_in_fresh_processes(tmp_path):
     spec = load_spec(str(SPEC), depth=4)
     model, props = spec.build()
     expected = check(model, props, CheckOptions(max_depth=4, check_deadlock=spec.check_deadlock,
-                                                fingerprint_bits=spec.fingerprint_bits, view=spec.view))
+                                                fingerprint_bits=spec.fingerprint_bits, projection=spec.projection))
     pairs = figures["pairs"]
     assert [p["order"] for p in pairs] == ["local-first", "spark-first"]
     assert figures["identical"] and all(p["identical"] for p in pairs)

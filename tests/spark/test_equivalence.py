@@ -2,7 +2,7 @@
 per level, generated (in total and per action), distinct per action, the
 first violation of each property and the very same shortest counterexample,
 also when the search stops at a violation or deadlock in the middle of a
-level, with a view, with 128-bit fingerprints, with a depth bound."""
+level, with a projection, with 128-bit fingerprints, with a depth bound."""
 from __future__ import annotations
 
 import pytest
@@ -29,7 +29,7 @@ def run_both(config, options, tmp_path, **kwargs):
 def test_toy_specs(spark, tmp_path, spec_name):
     spec = load_spec(ROOT / "specs" / f"{spec_name}.toml")
     options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
-                           fingerprint_bits=spec.fingerprint_bits, view=spec.view)
+                           fingerprint_bits=spec.fingerprint_bits, projection=spec.projection)
     model, props = spec.build()
     from checker.search.engine import check
     local = check(model, props, options)
@@ -48,11 +48,11 @@ def test_diehard_continue(spark, tmp_path):
     assert result.exhausted and result.violated == ["NotSolved"]
 
 
-def test_twophase_view_and_128_bit_fingerprints(spark, tmp_path):
+def test_twophase_projection_and_128_bit_fingerprints(spark, tmp_path):
     config = {"model": "twophase", "constants": {"RMCount": 4}}
-    local, result = run_both(config, CheckOptions(view="no_msgs", fingerprint_bits=128, max_depth=9),
+    local, result = run_both(config, CheckOptions(projection="no_msgs", fingerprint_bits=128, max_depth=9),
                              tmp_path)
-    assert result.view == ["rmState", "tmState", "tmPrepared"] and result.fingerprint_bits == 128
+    assert result.projection == ["rmState", "tmState", "tmPrepared"] and result.fingerprint_bits == 128
 
 
 @pytest.mark.parametrize("seed, initial, deadlock, stop", [
@@ -133,7 +133,7 @@ def assert_range_tasks(run_dir, config, per_level, bound=None):
     from checker.search.registry import build
     from checker.search.spark import levels, tasks
     cfg = tasks.TaskConfig(model=config["model"], variant=config["variant"], constants_json="{}",
-                           properties=(), view=None)   # bits: 64
+                           properties=(), projection=None)   # bits: 64
     decoder = codec.StateDecoder(build(config["model"], config["variant"], config["constants"])[0])
     ranged = guided = 0
     expanded = [lv for lv in levels.committed_levels(run_dir)[1:] if bound is None or lv < bound]

@@ -15,7 +15,7 @@ from model.base import ALWAYS, EvaluationError, Property
 def _cfg(partitions: int = 2) -> tasks.TaskConfig:
     return tasks.TaskConfig(model="twophase", variant=_variant(),
                             constants_json=json.dumps({"RMCount": 3}, sort_keys=True),
-                            properties=(), view=None, partitions=partitions)
+                            properties=(), projection=None, partitions=partitions)
 
 
 def _variant():

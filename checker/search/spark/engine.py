@@ -58,7 +58,7 @@ from checker.search import codec
 from checker.search.encoding import encode, encode_state
 from checker.search.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
                             DiskLimitError, check_disk, check_memory, collision_probability,
-                            resolve_view)
+                            resolve_projection)
 from checker.search.errors import EngineEvaluationError, KmcError, SpecError
 from checker.search.files import DISK_FULL, disk_full
 from checker.search.proc import TreeMemory, ancestor_matching
@@ -212,8 +212,8 @@ class SparkSearch:
         self.properties = registry.select_properties(props, self.spec.invariants)
         self.always = [p for p in self.properties if p.kind == ALWAYS]
         self.sometimes_props = [p for p in self.properties if p.kind == SOMETIMES]
-        self.view = resolve_view(self.model, opts.view)
-        self.ctx = ExpandContext.create(self.model, self.properties, opts.fingerprint_bits, self.view,
+        self.projection = resolve_projection(self.model, opts.projection)
+        self.ctx = ExpandContext.create(self.model, self.properties, opts.fingerprint_bits, self.projection,
                                         opts.check_deadlock, opts.stop_on_violation)
         self.master = master
         self.requested_partitions = partitions
@@ -266,7 +266,7 @@ class SparkSearch:
             "check_deadlock": o.check_deadlock,
             "stop_on_violation": o.stop_on_violation,
             "fingerprint_bits": o.fingerprint_bits,
-            "view": list(self.view) if self.view is not None else None,
+            "projection": list(self.projection) if self.projection is not None else None,
         }
 
     def _open_run(self) -> _Totals | None:
@@ -335,7 +335,7 @@ class SparkSearch:
             model=self.spec.model, variant=self.spec.variant,
             constants_json=json.dumps(self.spec.constants, sort_keys=True),
             properties=tuple(p.name for p in self.properties),
-            view=tuple(self.view) if self.view is not None else None,
+            projection=tuple(self.projection) if self.projection is not None else None,
             bits=o.fingerprint_bits, check_deadlock=o.check_deadlock,
             stop_on_violation=o.stop_on_violation, partitions=1,
             inject_failure=self.inject_failure)
@@ -982,7 +982,7 @@ class SparkSearch:
             max_depth=self.options.max_depth,
             check_deadlock=self.options.check_deadlock,
             fingerprint_bits=bits,
-            view=list(self.view) if self.view is not None else None,
+            projection=list(self.projection) if self.projection is not None else None,
             wall_time=time.perf_counter() - self.start,
             peak_memory_kb=self.memory.final_peak() // 1024,
             collision_probability=collision_probability(distinct, totals.generated, bits),

@@ -52,7 +52,7 @@ class TaskConfig:
     variant: str
     constants_json: str            # json.dumps(resolved constants, sort_keys=True)
     properties: tuple              # selected property names (always and sometimes)
-    view: tuple | None             # resolved view variables (None: every variable)
+    projection: tuple | None       # the fingerprint projection's variables (None: every variable)
     bits: int = 64
     check_deadlock: bool = False
     stop_on_violation: bool = True
@@ -69,7 +69,7 @@ class TaskConfig:
         return cls(model=run["model"], variant=run["variant"],
                    constants_json=json.dumps(run["constants"], sort_keys=True),
                    properties=tuple(run["properties"]),
-                   view=tuple(run["view"]) if run["view"] is not None else None,
+                   projection=tuple(p) if (p := run.get("projection", run.get("view"))) is not None else None,
                    bits=run["fingerprint_bits"], check_deadlock=run["check_deadlock"],
                    partitions=partitions)
 
@@ -94,7 +94,7 @@ class Worker:
         self.sometimes = self.checks.pending(p for p in props if p.kind == SOMETIMES)
         # expansion without properties (they are checked once per rebuilt
         # state, or as generated at the depth bound)
-        self.ctx = ExpandContext.create(self.model, [], cfg.bits, cfg.view, cfg.check_deadlock,
+        self.ctx = ExpandContext.create(self.model, [], cfg.bits, cfg.projection, cfg.check_deadlock,
                                         stop_on_violation=False)
         self.decoder = codec.StateDecoder(self.model)
         _grow_encoder_cache()
@@ -139,7 +139,7 @@ def _grow_encoder_cache() -> None:
 def worker(cfg: TaskConfig) -> Worker:
     """The Worker of cfg's model in this Python process (kept across tasks and
     levels: its decoder cache is what makes rebuilding states cheap)."""
-    key = (cfg.model, cfg.variant, cfg.constants_json, cfg.properties, cfg.view, cfg.bits,
+    key = (cfg.model, cfg.variant, cfg.constants_json, cfg.properties, cfg.projection, cfg.bits,
            cfg.check_deadlock)
     w = _workers.get(key)
     if w is None:
