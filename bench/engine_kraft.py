@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from checker.search import registry  # noqa: E402
-from checker.search.engine import CheckOptions, Search  # noqa: E402
+from checker.search.engine import CheckOptions, local_search  # noqa: E402
 from checker.search.proc import TreeMemory  # noqa: E402
 
 SPEC = os.path.join(ROOT, "specs", "kraft-kip966-reference.toml")
@@ -41,7 +41,7 @@ def build(spec: str = SPEC):
     return registry.build(s["model"], s.get("variant"), s.get("constants", {}))
 
 
-def fingerprint_digest(search: Search) -> str:
+def fingerprint_digest(search) -> str:
     fps = sorted(fp for log in search.levels for fp in log.fingerprints())
     h = hashlib.sha256()
     for fp in fps:
@@ -62,7 +62,7 @@ def main() -> None:
         props = []
     cpu0 = time.process_time()
     # --digest reads every level's log after the run: kept in memory (not spilled)
-    search = Search(model, props, CheckOptions(max_depth=args.depth,
+    search = local_search(model, props, CheckOptions(max_depth=args.depth,
                                                **({"spill_states": None} if args.digest else {})))
     if args.profile:
         prof = cProfile.Profile()

@@ -152,8 +152,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         engine = "local"
     elif resumable:
         options.checkpoint_from = 0 if checkpoint else CHECKPOINT_FROM
-        result, run_dir, auto_levels = run_resumable(spec, model, properties, options, out_dir, resume,
-                                                     engine)
+        result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume, engine)
         run_id = run_dir.name
     elif engine == "spark":
         from checker.front.spark_cli import run_spark
@@ -161,7 +160,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
                                                                partitions, resume, quiet)
     elif engine == "auto":
         from checker.search.parallel import check_auto
-        result, auto_levels = check_auto(model, properties, options)
+        result = check_auto(model, properties, options)
         run_id = new_run_id()
     else:
         result = run_check(model, properties, options)
@@ -170,8 +169,6 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     config["check_deadlock"] = options.check_deadlock
     config["stop_on_violation"] = options.stop_on_violation
     obj = summary(config, result, run_id=run_id, expect=spec.expect, engine=engine)
-    if engine == "auto":  # where each level ran: "local" or "pool" (the parallel workers)
-        obj["auto"] = auto_levels
     # (--deadlock and --continue change what is reported: states without
     # successors, every violated property instead of the first)
     changed = bool(sets or depth is not UNSET or invariants or temporal or keep_going
@@ -219,7 +216,7 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
     """The local or auto engine keeping its finished levels in RUN_DIR/levels/
     (checker/search/checkpoint.py; from options.checkpoint_from states): a
     new run's folder, or `resume`'s, whose newest finished level it goes on
-    from. Returns (result, run folder, the auto engine's levels or None). An
+    from. Returns (result, run folder). An
     interrupted run keeps its folder when a level was finished, and says how
     to go on; else the folder goes."""
     if resume is not None:
@@ -249,9 +246,8 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
     try:
         if engine == "auto":  # a checkpoint of either engine resumes with either
             from checker.search.parallel import check_auto
-            result, auto_levels = check_auto(model, properties, options)
-            return result, run_dir, auto_levels
-        return run_check(model, properties, options), run_dir, None
+            return check_auto(model, properties, options), run_dir
+        return run_check(model, properties, options), run_dir
     except BaseException as e:
         kept = (run_dir / "levels" / MANIFEST).is_file()
         if kept:

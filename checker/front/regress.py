@@ -167,10 +167,10 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None, en
         row.seconds = time.perf_counter() - t0
         return row
     row.seconds = time.perf_counter() - t0
-    result, info = results[first]
+    result = results[first]
     row.got, row.problems = compare(expect, result)
     differ = [f"engine {e} differs from {first}: {d}" for e in engines[1:]
-              for d in differences(result, results[e][0])]
+              for d in differences(result, results[e])]
     if len(engines) > 1 and not differ:
         row.got += f" ({' = '.join(engines)})"
     row.problems += differ
@@ -182,8 +182,6 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None, en
         config["check_deadlock"] = options.check_deadlock
         config["stop_on_violation"] = True
         obj = summary(config, result, run_id=new_run_id(), expect=expect, engine=first)
-        if info is not None:
-            obj["auto"] = info
         try:
             row.run_dir = str(write_run(Path(out), spec.name, obj, result, model=model))
         except KmcError as e:  # its results folder cannot be made (a file in its place): bad input
@@ -200,8 +198,8 @@ def _local(spec, model, props, options):
     if spec.properties:  # temporal properties: the graph-recording search (checker/search/liveness)
         from checker.front.temporal_spec import validate
         from checker.search.liveness.run import check_liveness
-        return check_liveness(model, props, validate(spec), options), None
-    return check(model, props, options), None
+        return check_liveness(model, props, validate(spec), options)
+    return check(model, props, options)
 
 
 def _spark(spec, model, props, options):
@@ -212,12 +210,12 @@ def _spark(spec, model, props, options):
     from checker.search.spark import check_spark
     folder = tempfile.mkdtemp(prefix="kmc-regress-spark-")
     try:
-        return check_spark(spec, options, run_dir=Path(folder) / "run"), None
+        return check_spark(spec, options, run_dir=Path(folder) / "run")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-# engine name -> fn(spec, model, properties, options) -> (result, the auto engine's levels or None)
+# engine name -> fn(spec, model, properties, options) -> CheckResult
 RUNNERS = {"auto": _auto, "local": _local, "spark": _spark}
 
 

@@ -42,7 +42,7 @@ def ensure_writable(out_dir: Path) -> None:
 
 
 def summary(config: dict[str, Any], result: CheckResult, run_id: str | None = None,
-            expect: dict | None = None, engine: str = "local") -> dict[str, Any]:
+            expect: dict | None = None, engine: str | None = None) -> dict[str, Any]:
     """The summary object: top-level figures first (as --json prints them).
 
     depth: steps of the shortest counterexample on a violation, else the most
@@ -73,7 +73,10 @@ def summary(config: dict[str, Any], result: CheckResult, run_id: str | None = No
     out["sometimes"] = {name: {"witnessed": d is not None, "depth": d}
                         for name, d in result.sometimes.items()}
     out["properties_checked"] = list(result.properties)
-    out["config"] = {**config, "engine": engine}
+    ran = dict(result.engine or {})
+    out["config"] = {**config, "engine": engine or ran.get("name", "local")}
+    if ran.get("name") == "auto":  # where each level ran: "local" or "pool" (the parallel workers)
+        out["auto"] = {k: v for k, v in ran.items() if k != "name"}
     out["expect"] = dict(expect or {})
     out["run_id"] = run_id
     out["kmc_version"] = KMC_VERSION

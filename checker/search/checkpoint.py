@@ -225,7 +225,7 @@ class Checkpoint:
             "first_violation": dict(search.first_violation),
             "sometimes": dict(search.sometimes),
             "actions": list(search.actions),
-            "elapsed_s": time.perf_counter() - search.start,
+            "elapsed_s": time.perf_counter() - search.start_time,
         }
         _write_bytes(state_file, pickle.dumps(counters, protocol=pickle.HIGHEST_PROTOCOL))
         old = self._previous()

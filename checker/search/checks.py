@@ -61,5 +61,29 @@ class Checks:
         """(name, predicate, mask) of the witnesses still to find."""
         return [(p.name, p.predicate, self.masks[p.name]) for p in sometimes]
 
+    # Checking a new state, the same in every engine (the local and auto
+    # engines' expand_chunk and initial states, the spark executors' tasks,
+    # the random walks):
+
+    def violated(self, state, changed: int = EVERY_VARIABLE) -> list[str]:
+        """The invariants a new state breaks, of those a step that changed
+        `changed` may break (its parent, which held them, shares the other
+        variables); each name once, in the properties' order."""
+        out: list = []
+        for name, pred in self.always_for(changed):
+            if not pred(state) and (not out or out[-1] != name):
+                out.append(name)
+        return out
+
+    @staticmethod
+    def witnessed(state, changed: int, pending: list, take: bool = True) -> list[str]:
+        """The witnesses of `pending` (pending()'s, still to find) that a new
+        state reaches; taken out of `pending` unless take=False."""
+        found = [x for x in pending if changed & x[2] and x[1](state)]
+        if take:
+            for x in found:
+                pending.remove(x)
+        return [x[0] for x in found]
+
 
 _PLANS = 1 << 12  # distinct change masks remembered (2**variables at most)

@@ -1,12 +1,13 @@
 """The `auto` engine: the local engine while the state space is small, every
 core of the machine once a level is big enough to pay.
 
-A run starts as checker.search.engine.Search (one process, nothing started on the
-side). At the start of a level -- a level boundary, where nothing is half
-done -- whose frontier holds at least `threshold` states (and when the
-machine has more than one core and the level is not the depth bound), the
-remaining levels go parallel, level by level, in the same process that ran
-the local levels:
+A run is the search core's (checker.search.core.Search: one process,
+nothing started on the side) with this module's Expander, `AutoExpander`:
+it expands levels as the local engine does until a level -- a level
+boundary, where nothing is half done -- whose frontier holds at least
+`threshold` states (when the machine has more than one core and the level
+is not the depth bound); from there on, `PoolExpander` expands each level
+in the same process that ran the local levels:
 
 - the parent forks one worker per core; the workers inherit everything (the
   model, the seen set, the frontier) without a copy; worker w expands the
@@ -18,7 +19,7 @@ the local levels:
   per-action counts;
 - the parent takes the chunks' results in chunk order -- the local engine's
   BFS order -- keeps the successors that are new to the real seen set at
-  that point, and records them with Search._absorb, the local engine's own
+  that point, and records them with Search.absorb, the core's own
   bookkeeping (counts, level logs, violations, witnesses, stopping);
 - the next level's workers rebuild the states of their chunks from the
   parts (checker.search.codec.StateDecoder), as the local engine does for a
@@ -49,8 +50,10 @@ from collections import Counter
 from itertools import chain, repeat
 from typing import Iterable
 
-from checker.search.engine import (CHUNK_STATES, ChunkResult, CheckOptions, CheckResult, Search,
-                            expand_chunk)
+from checker.search.core import CHUNK_STATES, CheckOptions, Search
+from checker.search.engine import LocalExpander
+from checker.search.expand import ChunkResult, expand_chunk
+from checker.search.result import CheckResult
 from checker.search.errors import EXIT_EVALUATION, EngineEvaluationError, KmcError
 from checker.search.proc import cpu_idle, pss
 from model.base import Model, Property
@@ -76,31 +79,6 @@ def cores() -> int:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
-
-
-# ---- the handover -------------------------------------------------------------------
-
-class _HandedOver(BaseException):
-    """Carries the parallel part's result out of the local engine's loop."""
-
-    def __init__(self, result: CheckResult):
-        super().__init__()
-        self.result = result
-
-
-class _Levels(list):
-    """Search.levels, which the local engine appends a level's log to when it
-    starts expanding a level (after its depth-bound check): the level
-    boundary where AutoSearch may hand over."""
-
-    def __init__(self, hook):
-        super().__init__()
-        self.hook = hook
-
-    def append(self, log) -> None:
-        if len(self):  # level 0's log comes from the initial states, before any frontier
-            self.hook(len(self) - 1)
-        super().append(log)
 
 
 def _entries(frontier) -> Iterable[tuple]:
@@ -133,113 +111,71 @@ class IdleMeter:
         return self.cores * (now[0] - last[0]) / (now[1] - last[1])
 
 
-class AutoSearch(Search):
-    """The local engine, which hands the rest of the search over to a pool
-    of processes at the first level boundary where the frontier holds at
-    least `threshold` states (see the module's docstring)."""
+class AutoExpander:
+    """The auto engine's levels: the local engine's (LocalExpander) until the
+    first level boundary where the frontier holds at least `threshold`
+    states and, workers not given, a second core sat idle during the level
+    before (a shared machine whose other cores are busy gains nothing from
+    more processes: the hand-over waits for a later level); from there on
+    PoolExpander's."""
 
-    def __init__(self, model: Model, properties: Iterable[Property], options: CheckOptions,
-                 threshold: int = THRESHOLD, workers: int | None = None):
-        super().__init__(model, properties, options)
+    def __init__(self, threshold: int = THRESHOLD, workers: int | None = None):
         self.threshold = threshold
-        # workers not given: one per core, when a second core was idle during
-        # the level before (a shared machine whose other cores are busy gains
-        # nothing from more processes: the hand-over waits for a later level)
         self.meter = IdleMeter(cores()) if workers is None else None
         self.workers = workers if workers is not None else cores()
-        self.busy_levels: list = []    # levels not handed over because no core was idle
-        self.frontier = None          # the frontier being built (or the initial one)
-        self.where: list = []         # [level, "local" | "pool"] per level (level 0: its initial states)
+        self.local = LocalExpander()
+        self.pool = PoolExpander(self.workers)
         self.handover_level: int | None = None
-        if self.workers > 1:
-            self.levels = _Levels(self._boundary)
+        self.busy_levels: list = []    # levels not handed over because no core was idle
 
-    def run(self) -> CheckResult:
-        try:
-            result = super().run()
-        except _HandedOver as h:
-            return h.result
-        self.where = [[lv, "local"] for lv in range(len(result.per_level_distinct))]
-        return result
+    def expand(self, search: Search, level: int, frontier, log, keep: bool):
+        if self.handover_level is None and self._hand_over(search, level, frontier):
+            self.handover_level = level
+        expander = self.pool if self.handover_level is not None else self.local
+        return expander.expand(search, level, frontier, log, keep)
 
-    # the frontier the next level expands: the initial states', then each level's
-    def _initial(self):
-        self.frontier = super()._initial()
-        return self.frontier
-
-    def _resumed(self):
-        """A checkpointed run goes on (checker/search/checkpoint.py), with the
-        hand-over hook on its levels again and its frontier in view."""
-        frontier, level = super()._resumed()
-        if self.workers > 1:
-            logs, self.levels = self.levels, _Levels(self._boundary)
-            self.levels.extend(logs)   # (list.extend: no boundary for the levels done)
-        self.frontier = frontier
-        return frontier, level
-
-    def _absorb(self, level, log, res, chunk, next_frontier) -> None:
-        super()._absorb(level, log, res, chunk, next_frontier)
-        self.frontier = next_frontier
-
-    def _boundary(self, level: int) -> None:
-        """The local engine is about to expand `level` (not the depth bound)."""
-        frontier = self.frontier
+    def _hand_over(self, search: Search, level: int, frontier) -> bool:
         idle = self.meter.idle_cores() if self.meter is not None else None   # during the last level
-        if frontier is None or len(frontier) < self.threshold or self.stopped:
-            return
-        if len(self.per_level_distinct) != level + 1 or len(frontier) != self.per_level_distinct[level]:
-            return  # not the shape this hand-over expects: go on locally
+        if self.workers <= 1 or len(frontier) < self.threshold or search.stopped:
+            return False
         if idle is not None and idle < IDLE_CORES:
             self.busy_levels.append(level)
-            return
-        raise _HandedOver(self._go_parallel(level, frontier))
+            return False
+        return True
 
-    def _go_parallel(self, level: int, frontier) -> CheckResult:
-        """The remaining levels, each expanded by forked workers (see the
-        module's docstring); the same accounting as Search._run."""
-        if getattr(frontier, "path", None) is not None:   # packed on disk: stays packed
-            entries = _PackedLevel.of_frontier(frontier, self.options.fingerprint_bits)
+    def where(self, search: Search) -> dict:
+        """Where each level ran (level 0: its initial states): "local" or
+        "pool" (the parallel workers); summary.json's "auto"."""
+        hand = self.handover_level
+        levels = len(search.per_level_distinct)
+        return {"name": "auto", "workers": self.workers if hand is not None else 1,
+                "threshold": self.threshold, "handover_level": hand,
+                "levels": ["local" if hand is None or lv <= hand else "pool" for lv in range(levels)],
+                # levels past the threshold left local: the other cores were busy
+                "busy_levels": list(self.busy_levels)}
+
+
+class PoolExpander:
+    """A level expanded by forked workers, one per core (the module's
+    docstring); the next level kept packed by chunk (_PackedLevel), which
+    the next level's workers rebuild."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+
+    def expand(self, search: Search, level: int, frontier, log, keep: bool):
+        bits = search.options.fingerprint_bits
+        if isinstance(frontier, _PackedLevel):
+            entries = frontier
+        elif getattr(frontier, "path", None) is not None:   # packed on disk: stays packed
+            entries = _PackedLevel.of_frontier(frontier, bits)
         else:
             entries = list(_entries(frontier))
-        if isinstance(frontier, list):
-            frontier.clear()
-            frontier = None
-        # (a Frontier is closed, its file removed, once the next level is
-        # saved: with --checkpoint that file is the newest checkpoint's)
-        self.frontier = None
-        self.handover_level = level
-        max_depth = self.options.max_depth
-        deadlocks = self.options.check_deadlock
-        while entries and not self.stopped:
-            if max_depth is not None and level >= max_depth:
-                if deadlocks:
-                    self._bound_deadlocks(level, entries)
-                break
-            log = self._log()
-            list.append(self.levels, log)   # (not a boundary: no hook)
-            self.per_level_distinct.append(0)
-            keep = max_depth is None or level + 1 < max_depth or deadlocks
-            nxt = _PackedLevel(self.options.fingerprint_bits) if keep else self._frontier(keep=False)
-            self._parallel_level(level, log, entries, nxt)
-            if keep and len(nxt):
-                self._level_done(level + 1, nxt)   # --checkpoint: as the local engine
-            if frontier is not None:
-                frontier.close()
-                frontier = None
-            entries = nxt
-            level += 1
-        if frontier is not None:
-            frontier.close()
-        if not self.per_level_distinct[-1] and len(self.per_level_distinct) > 1:
-            self.per_level_distinct.pop()   # the last level expanded found nothing new
-            self.levels.pop()
-        self.states_left = len(entries) if (self.stopped or entries) else 0
-        result = self._result(exhausted=not entries and not self.stopped)
-        self.where = [[lv, "local" if lv <= self.handover_level else "pool"]
-                      for lv in range(len(result.per_level_distinct))]
-        return result
+        nxt = _PackedLevel(bits) if keep else search.new_frontier(keep=False)
+        self._level(search, level, log, entries, nxt)
+        return nxt
 
-    def _parallel_level(self, level: int, log, entries: list, nxt) -> None:
+    def _level(self, search: Search, level: int, log, entries, nxt) -> None:
         """Expand `entries` (level `level`) into level + 1: chunk c by worker
         c % n, absorbed here in chunk order (BFS order) keeping only the
         states new to the seen set at that point."""
@@ -247,8 +183,8 @@ class AutoSearch(Search):
                   [entries[i:i + CHUNK_STATES] for i in range(0, len(entries), CHUNK_STATES)])
         n = max(1, min(self.workers, len(chunks)))
         keep = isinstance(nxt, _PackedLevel)
-        workers = _Workers(self, chunks, n, keep, level)
-        seen = self.seen
+        workers = _Workers(search, chunks, n, keep, level)
+        seen = search.seen
         done = 0
         try:
             for c, chunk in enumerate(chunks):
@@ -267,23 +203,20 @@ class AutoSearch(Search):
                 res.new = fresh
                 res.violations = [(name, index[i]) for name, i in res.violations if i in index]
                 res.witnesses = [(name, index[i]) for name, i in res.witnesses if i in index]
-                self._absorb(level + 1, log, res, chunk, nxt)
-                if self.stopped:
+                search.absorb(level + 1, log, res, chunk, nxt)
+                if search.stopped:
                     break
                 done += len(chunk)
-                self._check_limits(level)   # (the workers' memory too: they are the run's processes)
-                self._maybe_progress(level, len(entries) - done + len(nxt))
+                # (the workers' memory too: they are the run's processes)
+                search.between_chunks(level, len(entries) - done + len(nxt))
             # the level's end: the parent and what the workers held at their ends
-            self.memory.measure(exclude=[p.pid for p in workers.procs], extra=sum(workers.held.values()))
+            search.memory.measure(exclude=[p.pid for p in workers.procs], extra=sum(workers.held.values()))
+            search.limits.memory_now(level, len(seen))
         finally:
             workers.close()
 
-    def _bound_deadlocks(self, level: int, entries: list) -> None:
-        """Search._deadlocks_at_bound on the states of rebuilt entries."""
-        from checker.search.codec import StateDecoder
-        decoder = StateDecoder(self.model)
-        self._deadlocks_among(level, ((decoder.decode(parts)[0] if state is None else state, fp)
-                                      for state, parts, fp in entries))
+    def where(self, search: Search) -> dict:
+        return {"name": "pool"}
 
 
 class _PackedChunk:
@@ -324,11 +257,27 @@ class _PackedLevel:
     chunk at a time (chunk boundaries as the local engine's: every
     CHUNK_STATES entries from the level's start)."""
 
+    keep = True   # (a level the next one is expanded from: checker.search.frontier.Frontier's)
+
     def __init__(self, bits: int):
         self.bits = bits
         self.packed: list = []   # full chunks, packed
         self.tail: list = []     # the entries of the chunk being filled
         self.n = 0
+
+    def close(self) -> None:
+        """(Nothing on disk: a parallel level is in memory.)"""
+
+    def state_chunks(self, decoder):
+        """The chunks as (state, parts, fp) entries, the states rebuilt by
+        `decoder` (the depth bound's deadlocks)."""
+        decode = decoder.decode
+        for chunk in self.chunks():
+            if isinstance(chunk, _PackedChunk):
+                yield chunk.entries(decoder)
+            else:
+                yield [decode(parts) + (fp,) if state is None else (state, parts, fp)
+                       for state, parts, fp in chunk]
 
     def extend(self, items) -> None:
         tail = self.tail
@@ -390,7 +339,7 @@ class _Workers:
     in order and sends each chunk's result as soon as it has it (the pipe
     holds the worker back when the parent is behind)."""
 
-    def __init__(self, search: "AutoSearch", chunks: list, n: int, keep: bool, level: int):
+    def __init__(self, search: Search, chunks: list, n: int, keep: bool, level: int):
         import multiprocessing as mp
         ctx = mp.get_context("fork")
         self.n, self.level = n, level
@@ -457,7 +406,7 @@ def expand_one(ctx, chunk, seen) -> ChunkResult:
     return expand_chunk(ctx, chunk, seen)
 
 
-def _level_worker(search: "AutoSearch", chunks: list, w: int, n: int, keep: bool, conn, recv) -> None:
+def _level_worker(search: Search, chunks: list, w: int, n: int, keep: bool, conn, recv) -> None:
     """In a forked child: expand chunks w, w + n, ... against the inherited
     seen set (growing with what this worker finds); states of the entries
     that hold only their parts are rebuilt first. Sends per chunk ("ok",
@@ -564,21 +513,15 @@ def _env_int(name: str) -> int | None:
 
 
 def check_auto(model: Model, properties: Iterable[Property], options: CheckOptions,
-               threshold: int | None = None, workers: int | None = None) -> tuple[CheckResult, dict]:
+               threshold: int | None = None, workers: int | None = None) -> CheckResult:
     """Check as the local engine does, going parallel from a frontier of
     `threshold` states (default THRESHOLD, or $KMC_AUTO_THRESHOLD) when
     there is more than one worker (default one per core, or
-    $KMC_AUTO_WORKERS). Returns the result and where each level ran:
-    {"workers", "threshold", "handover_level", "levels": ["local" | "pool"]}."""
+    $KMC_AUTO_WORKERS). The result's `engine` says where each level ran:
+    {"name": "auto", "workers", "threshold", "handover_level", "levels":
+    ["local" | "pool"], "busy_levels"}."""
     if threshold is None:
         threshold = _env_int(THRESHOLD_ENV) or THRESHOLD
     if workers is None:
         workers = _env_int(WORKERS_ENV)
-    search = AutoSearch(model, properties, options, threshold, workers)
-    result = search.run()
-    info = {"workers": search.workers if search.handover_level is not None else 1,
-            "threshold": threshold, "handover_level": search.handover_level,
-            "levels": [w for _, w in search.where],
-            # levels past the threshold left local: the other cores were busy
-            "busy_levels": search.busy_levels}
-    return result, info
+    return Search(model, properties, options, AutoExpander(threshold, workers)).run()

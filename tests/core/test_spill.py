@@ -11,7 +11,7 @@ import pytest
 from checker.search import registry
 from checker.search.codec import StateDecoder
 from checker.search.engine import (CHUNK_STATES, CheckOptions, ExpandContext, LevelLog, MemoryLimitError,
-                            Search, check)
+                            check, local_search)
 from checker.search.frontier import Frontier, SpillDir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,8 +70,8 @@ def test_spilled_kraft_reference_search_gives_every_figure(tmp_path, writes):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of 8 states (both paths), so that small state spaces pack."""
-    from checker.search import engine
-    monkeypatch.setattr(engine, "CHUNK_STATES", 8)
+    from checker.search import core
+    monkeypatch.setattr(core, "CHUNK_STATES", 8)
 
 
 def test_spilled_search_finds_the_same_counterexample(tmp_path, writes, small_chunks):
@@ -167,7 +167,7 @@ def test_spill_folder_removed_on_interrupt(tmp_path):
         if info["level"] >= 5:
             raise KeyboardInterrupt
 
-    search = Search(model, props, CheckOptions(max_depth=8, spill_states=100, spill_dir=str(tmp_path),
+    search = local_search(model, props, CheckOptions(max_depth=8, spill_states=100, spill_dir=str(tmp_path),
                                                progress=interrupt, progress_interval=0))
     with pytest.raises(KeyboardInterrupt):
         search.run()
@@ -177,7 +177,7 @@ def test_spill_folder_removed_on_interrupt(tmp_path):
 
 def test_memory_limit_stops_the_search(tmp_path):
     model, props = build("kraft-kip966-reference.toml")
-    search = Search(model, props, CheckOptions(max_depth=8, max_memory=1 << 20, spill_states=100,
+    search = local_search(model, props, CheckOptions(max_depth=8, max_memory=1 << 20, spill_states=100,
                                                spill_dir=str(tmp_path)))
     with pytest.raises(MemoryLimitError) as e:
         search.run()
@@ -197,9 +197,9 @@ def test_bytes_per_state_is_reported():
 
 def test_decoder_caches_dropped_mid_level_change_nothing(tmp_path, writes, small_chunks, monkeypatch):
     # caches of a few values: cleared again and again while levels are rebuilt
-    from checker.search import engine
-    monkeypatch.setattr(engine, "DECODER_LIMIT", 4)
-    monkeypatch.setattr(engine, "DECODER_SHARED_LIMIT", 16)
+    from checker.search import core
+    monkeypatch.setattr(core, "DECODER_LIMIT", 4)
+    monkeypatch.setattr(core, "DECODER_SHARED_LIMIT", 16)
     memory, spilled = both("mutants/skip_partition_epoch_check.toml", tmp_path, 16, max_depth=10,
                            stop_on_violation=False)
     assert writes[0] > 0

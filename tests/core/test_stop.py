@@ -51,7 +51,7 @@ def _progress_that_stops(signum, log):
 
 RUNS = {
     "local": lambda m, p, o: check(m, p, o),
-    "auto, 2 workers": lambda m, p, o: check_auto(m, p, o, threshold=1, workers=2)[0],
+    "auto, 2 workers": lambda m, p, o: check_auto(m, p, o, threshold=1, workers=2),
 }
 
 

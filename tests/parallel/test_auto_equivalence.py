@@ -35,8 +35,9 @@ def _built(config):
 
 def run_both(config, options, threshold, workers=2):
     local = check(*_built(config), options)
-    auto, info = check_auto(*_built(config), options, threshold=threshold,
+    auto = check_auto(*_built(config), options, threshold=threshold,
                             workers=workers)
+    info = auto.engine   # where each level ran
     assert_same(local, auto)
     return local, auto, info
 
@@ -102,7 +103,8 @@ def test_evaluation_errors_as_the_local_engine(error_node):
             check_auto(*_built(config), CheckOptions(), threshold=1, workers=2)
         assert str(auto_error.value) == str(e) and auto_error.value.exit_code == 3
         return
-    auto, info = check_auto(*_built(config), CheckOptions(), threshold=1, workers=2)
+    auto = check_auto(*_built(config), CheckOptions(), threshold=1, workers=2)
+    info = auto.engine   # where each level ran
     assert_same(local, auto)
     handed_over(info, 0)
 
@@ -154,7 +156,8 @@ def test_specs(spec_name, threshold):
     options = CheckOptions(max_depth=spec.depth, check_deadlock=spec.check_deadlock,
                            fingerprint_bits=spec.fingerprint_bits, projection=spec.projection)
     local = check(*spec.build(), options)
-    auto, info = check_auto(*spec.build(), options, threshold=threshold, workers=2)
+    auto = check_auto(*spec.build(), options, threshold=threshold, workers=2)
+    info = auto.engine   # where each level ran
     assert_same(local, auto)
     handed_over(info)
     if spec.expect.get("outcome") == "violation":
@@ -189,7 +192,8 @@ def test_busy_cores_keep_it_local(monkeypatch, idle, parallel):
     monkeypatch.setattr(par.IdleMeter, "idle_cores", lambda self: idle)
     config = {"model": "kraft", "variant": "kip966", "constants": KRAFT_QUICK}
     local = check(*_built(config), CheckOptions(max_depth=10))
-    auto, info = check_auto(*_built(config), CheckOptions(max_depth=10), threshold=20)
+    auto = check_auto(*_built(config), CheckOptions(max_depth=10), threshold=20)
+    info = auto.engine   # where each level ran
     assert_same(local, auto)
     if parallel:
         assert handed_over(info) == 3 and info["workers"] == 2 and info["busy_levels"] == []

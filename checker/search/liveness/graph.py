@@ -26,7 +26,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from checker.search.engine import CheckOptions, Search
+from checker.search.engine import CheckOptions, LocalExpander, Search
 from checker.search.errors import EngineEvaluationError, SpecError
 from model.base import Action, EvaluationError
 
@@ -198,7 +198,7 @@ class GraphSearch(Search):
 
     def __init__(self, model, properties, options: CheckOptions, atoms: Sequence[Callable] = (),
                  keep_self_loops: bool = False, max_states: int | None = None):
-        super().__init__(model, properties, options)
+        super().__init__(model, properties, options, LocalExpander())
         self.probe = _Probe(self.seen)
         self.seen = self.probe
         self.recorder = _Recorder(model, self.probe)
@@ -214,8 +214,8 @@ class GraphSearch(Search):
                 self.builder.add_state(fp, state, 0)
         return frontier
 
-    def _absorb(self, level, log, res, chunk, next_frontier) -> None:
-        super()._absorb(level, log, res, chunk, next_frontier)
+    def absorb(self, level, log, res, chunk, next_frontier) -> None:
+        super().absorb(level, log, res, chunk, next_frontier)
         builder = self.builder
         for e in res.new:
             builder.add_state(e[2], e[0], level)

@@ -1,0 +1,137 @@
+"""The one result type of every engine (local, auto, spark, simulation,
+liveness): CheckResult, its violations with their shortest counterexamples,
+and the figures summary.json and the console report read."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+DEADLOCK = "Deadlock"          # the name a deadlock is reported under (TLC's wording)
+
+
+@dataclass
+class Violation:
+    """A violated property (or DEADLOCK) and its shortest counterexample.
+
+    trace[0] is (None, initial state); trace[i] is (action, state after it).
+    """
+
+    property: str
+    depth: int
+    trace: list = field(default_factory=list)
+
+
+@dataclass
+class CheckResult:
+    outcome: str                                   # 'pass' | 'violation'
+    distinct: int
+    generated: int
+    per_level_distinct: list[int]
+    per_action_generated: dict[str, int]
+    per_action_distinct: dict[str, int]
+    depth: int                                     # most steps of any state found
+    violations: list[Violation]
+    sometimes: dict[str, int | None]               # name -> depth first witnessed
+    properties: list[str] = field(default_factory=list)   # the always properties checked
+    states_left: int = 0                           # frontier not expanded (bound or stop)
+    exhausted: bool = False                        # every reachable state was explored
+    max_depth: int | None = None
+    check_deadlock: bool = False
+    fingerprint_bits: int = 64
+    projection: list[str] | None = None            # the fingerprint projection (None: every variable)
+    wall_time: float = 0.0
+    # the run's memory at its peak: every process of the run (checker/search/proc.py)
+    peak_memory_kb: int = 0
+    collision_probability: float = 0.0
+    liveness: dict | None = None                   # temporal properties (checker/search/liveness/run.py)
+    memory: dict | None = None                     # how peak_memory_kb was taken (TreeMemory.summary)
+    # which engine ran it and how: {"name": "local"}, the auto engine's
+    # levels ({"name": "auto", "levels": ["local", ..., "pool"], ...}), Spark's
+    engine: dict | None = None
+
+    @property
+    def bytes_per_state(self) -> int:
+        """The peak memory of the run's processes (all of them: the auto
+        engine's workers, Spark's JVMs and Python workers; shared pages
+        counted once) per distinct state."""
+        return self.peak_memory_kb * 1024 // self.distinct if self.distinct else 0
+
+    @property
+    def violated(self) -> list[str]:
+        return [v.property for v in self.violations]
+
+    @property
+    def generated_per_second(self) -> float:
+        return self.generated / self.wall_time if self.wall_time > 0 else 0.0
+
+    @property
+    def distinct_per_second(self) -> float:
+        return self.distinct / self.wall_time if self.wall_time > 0 else 0.0
+
+    def statistics(self) -> dict[str, Any]:
+        """Every figure as plain JSON values (summary.json, --json)."""
+        return {
+            "outcome": self.outcome,
+            "distinct": self.distinct,
+            "generated": self.generated,
+            "per_level_distinct": list(self.per_level_distinct),
+            "depth": self.depth,
+            "states_left": self.states_left,
+            "exhausted": self.exhausted,
+            "per_action_generated": dict(self.per_action_generated),
+            "per_action_distinct": dict(self.per_action_distinct),
+            "wall_time_s": round(self.wall_time, 3),
+            "generated_per_s": round(self.generated_per_second, 1),
+            "distinct_per_s": round(self.distinct_per_second, 1),
+            "peak_memory_kb": self.peak_memory_kb,
+            "bytes_per_state": self.bytes_per_state,
+            "memory": dict(self.memory) if self.memory is not None else None,
+            "fingerprint_bits": self.fingerprint_bits,
+            "collision_probability": self.collision_probability,
+        }
+
+
+def collision_probability(distinct: int, generated: int, bits: int = 64) -> float:
+    """TLC's optimistic estimate that two distinct states shared a fingerprint:
+    distinct * (generated - distinct) / 2^bits, as in tlaplus/tlaplus
+    tlc2/tool/AbstractChecker.calculateOptimisticProbability (TLC prints it as
+    "calculated (optimistic)")."""
+    return distinct * ((generated - distinct) / float(2 ** bits))
+
+
+def assemble(model, options, projection, *, violations: list, distinct: int, generated: int,
+             per_level_distinct: list, per_action_generated: dict, per_action_distinct: dict,
+             sometimes: dict, properties: list, states_left: int, exhausted: bool, wall_time: float,
+             memory, engine: dict | None = None, depth: int | None = None,
+             collision_generated: int | None = None) -> CheckResult:
+    """The CheckResult of a finished search, whatever the engine: the
+    violations ordered by depth, the actions in the model's order (then any
+    other that was generated), the run's memory at its peak (memory: a
+    checker.search.proc.TreeMemory, measured once more at the end)."""
+    names = list(model.action_names)
+    extra = [n for n in per_action_generated if n not in names]
+    bits = options.fingerprint_bits
+    return CheckResult(
+        outcome="violation" if violations else "pass",
+        distinct=distinct,
+        generated=generated,
+        per_level_distinct=list(per_level_distinct),
+        per_action_generated={n: per_action_generated.get(n, 0) for n in names + extra},
+        per_action_distinct={n: per_action_distinct.get(n, 0) for n in names + extra},
+        depth=len(per_level_distinct) - 1 if depth is None else depth,
+        violations=sorted(violations, key=lambda v: v.depth),
+        sometimes=dict(sometimes),
+        properties=list(properties),
+        states_left=states_left,
+        exhausted=exhausted,
+        max_depth=options.max_depth,
+        check_deadlock=options.check_deadlock,
+        fingerprint_bits=bits,
+        projection=list(projection) if projection is not None else None,
+        wall_time=wall_time,
+        peak_memory_kb=memory.final_peak() // 1024,
+        collision_probability=collision_probability(
+            distinct, generated if collision_generated is None else collision_generated, bits),
+        memory=memory.summary(),
+        engine=dict(engine) if engine is not None else None,
+    )
