@@ -55,17 +55,18 @@ from typing import Any, Callable
 
 from checker.search import registry, stop
 from checker.search import codec
-from checker.search.encoding import encode, encode_state
-from checker.search.engine import (DEADLOCK, replay, CheckOptions, CheckResult, ExpandContext, Violation,
-                            DiskLimitError, check_disk, check_memory, collision_probability,
-                            resolve_projection)
+from checker.search.core import CheckOptions, check_options, run_levels
+from checker.search.encoding import encode
+from checker.search.expand import ExpandContext, initial_states, replay, resolve_projection
+from checker.search.limits import DiskLimitError, Limits
+from checker.search.result import DEADLOCK, CheckResult, Violation, assemble
 from checker.search.errors import EngineEvaluationError, KmcError, SpecError
 from checker.search.files import DISK_FULL, disk_full
 from checker.search.proc import TreeMemory, ancestor_matching
 from checker.search.spark import levels, seen as seenruns, session as sparksession, tasks
 from checker.search.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
                                   SparkJobError, SparkUnavailableError)
-from model.base import ALWAYS, SOMETIMES, EvaluationError, ModelConfigError
+from model.base import ALWAYS, SOMETIMES, ModelConfigError
 
 STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
 FORMAT = 4  # 3: seen fingerprints as sorted runs per level (checker/search/spark/seen.py); 4: rows with picks
@@ -195,14 +196,11 @@ class SparkSearch:
                  spark_conf: dict | None = None, inject_failure: tuple | None = None,
                  executor_timeout: float = sparksession.EXECUTOR_TIMEOUT_S,
                  small_level: int = SMALL_LEVEL, driver_frontier: int = DRIVER_FRONTIER):
-        self.start = time.perf_counter()
+        self.start_time = time.perf_counter()
         self.options = options or CheckOptions()
         self.spec = SpecConfig.of(spec_or_config)
         opts = self.options
-        if opts.fingerprint_bits not in (64, 128):
-            raise SpecError(f"fingerprint bits must be 64 or 128, not {opts.fingerprint_bits}")
-        if opts.max_depth is not None and opts.max_depth < 0:
-            raise SpecError(f"depth must be >= 0, not {opts.max_depth}")
+        check_options(opts)
         if partitions is not None and partitions < 1:
             raise SpecError(f"--partitions must be >= 1, not {partitions}")
         try:
@@ -249,6 +247,11 @@ class SparkSearch:
         # the JVM forks, a standalone cluster's executors on this machine
         # (measured by a thread: the driver waits on the JVM during a level)
         self.memory = TreeMemory(self.options.max_memory)
+        kept = f"the finished levels are kept: go on with --resume {self.run_dir}"
+        self.limits = Limits(self.options, self.memory,
+                             lambda: f"{kept} and a higher --max-memory (or none)",
+                             lambda: f"free space there, or lower it (--min-free-disk SIZE, or none); {kept}")
+        self.totals: _Totals | None = None
 
     # ---- the configuration a resume must match ----
 
@@ -380,7 +383,7 @@ class SparkSearch:
             sys.setswitchinterval(self._switch_interval)
         self.max_partitions = self._spark_partitions
         # startup as the run saw it: from the run's start to ready executors
-        self.startup_s = starter.finished - self.start
+        self.startup_s = starter.finished - self.start_time
 
     def _driver_may_expand(self, frontier: int, P: int | None) -> bool:
         """The driver runs this level's job itself: Spark is still starting,
@@ -456,30 +459,19 @@ class SparkSearch:
         totals = _Totals(level=0, per_level_distinct=[0],
                          sometimes={p.name: None for p in self.sometimes_props})
         entries: list = []   # (key, fp, parts)
-        seen: set = set()
-        state = None
-        try:
-            for state in self.model.init_states():
-                totals.generated += 1
-                parts = list(encode_state(state))
-                fp = ctx.fingerprint(ctx.select(parts))
-                if fp in seen:
-                    continue
-                seen.add(fp)
-                key = codec.key_component(len(entries))
-                entries.append((key, fp, parts))
-                for i, p in enumerate(self.always):
-                    if not p.predicate(state) and not totals.recorded(p.name):
-                        totals.violations.append([p.name, 0, codec.fp_to_str(fp), [-1, key.hex(), i]])
-                        if self.options.stop_on_violation:
-                            totals.stopped = True
-                for p in self.sometimes_props:
-                    if totals.sometimes[p.name] is None and p.predicate(state):
-                        totals.sometimes[p.name] = 0
-        except EvaluationError as e:
-            failed = e.state if e.state is not None else state
-            raise EngineEvaluationError(f"evaluation error in the initial states: {e}; "
-                                        f"state: {tasks._summary(failed)}", state=failed) from e
+        counts = {"generated": 0}
+        order = {p.name: i for i, p in enumerate(self.always)}
+        for (_, parts, fp), violated, witnessed in initial_states(ctx, counts):
+            key = codec.key_component(len(entries))
+            entries.append((key, fp, parts))
+            for name in violated:
+                if not totals.recorded(name):
+                    totals.violations.append([name, 0, codec.fp_to_str(fp), [-1, key.hex(), order[name]]])
+                    if self.options.stop_on_violation:
+                        totals.stopped = True
+            for name in witnessed:
+                totals.sometimes[name] = 0
+        totals.generated = counts["generated"]
         totals.per_level_distinct[0] = len(entries)
         if self._partitions_for(len(entries)) is None:
             self._await_spark()
@@ -809,7 +801,7 @@ class SparkSearch:
         self.memory.start()
         try:
             with _StopWatch():
-                return self._run()
+                return run_levels(self)
         except KeyboardInterrupt:
             stop.handled()
             raise
@@ -836,10 +828,7 @@ class SparkSearch:
         as `level` did, must leave the disk of the run folder its reserve."""
         final = levels.level_dir(self.run_dir, level)
         written = sum(f.stat().st_size for f in final.rglob("*") if f.is_file())
-        check_disk(self.options.min_free_disk, final, level, sum(totals.per_level_distinct),
-                   f"free space there, or lower it (--min-free-disk SIZE, or none); the finished "
-                   f"levels are kept: go on with --resume {self.run_dir}",
-                   written, totals.per_level_distinct)
+        self.limits.disk_growth(final, level, sum(totals.per_level_distinct), written, totals.per_level_distinct)
 
     def _failed_start(self, e: KmcError) -> KmcError:
         """Spark did not start. A new run's folder goes unless the driver
@@ -856,51 +845,60 @@ class SparkSearch:
                        f"go on with --resume {self.run_dir} --master <a working master>")
         return kept
 
-    def _run(self) -> CheckResult:
+    # ---- the core's LevelEngine (checker/search/core.py run_levels) ----
+
+    @property
+    def stopped(self) -> bool:
+        return self.totals is not None and self.totals.done
+
+    def start(self) -> int:
         totals = self._open_run()
         self._start_spark()
         if totals is None:
             t0 = time.perf_counter()
             totals = self._initial()
             self._report(totals, time.perf_counter() - t0, expanded=0)
-        max_depth = self.options.max_depth
-        while not totals.done:
-            L = totals.level
-            stop.raise_pending()   # a ^C or SIGTERM whose exception was dropped
-            if self.stop_after_level is not None and L >= self.stop_after_level:
-                raise RunInterrupted(f"stopped after level {L} as asked; go on with --resume {self.run_dir}",
-                                     run_dir=self.run_dir, level=L)
-            # an empty level ends the search however deep: every state was
-            # explored, even when it sits at the depth bound (the local engine's answer)
-            empty = L > 0 and totals.per_level_distinct[L] == 0
-            bound = not empty and max_depth is not None and L >= max_depth
-            if bound or empty:
-                totals = self._finish(totals, bound)
-                levels.rewrite_stats(self.run_dir, L, totals.to_json())
-                break
-            t0 = time.perf_counter()
-            frontier = totals.per_level_distinct[L]
-            totals, commit = self._level(totals)
-            seconds = time.perf_counter() - t0
-            if not commit:
-                levels.rewrite_stats(self.run_dir, L, totals.to_json())
-                break
-            # [level, seconds, states expanded, executor CPU s in expand, in merge,
-            #  where the job ran: "spark" or "driver" (while Spark started)]
-            where = "driver" if self.in_driver else "spark"
-            self.driver_levels += self.in_driver
-            totals.level_times.append([L + 1, round(seconds, 3), frontier,
-                                       round(self._last_cpu[0], 3), round(self._last_cpu[1], 3), where])
-            levels.commit_level(self.run_dir, L + 1, totals.to_json())
-            self._report(totals, seconds, expanded=frontier, where=where)
-            # --max-memory, between levels (the finished ones stay resumable): the
-            # run's processes, at their most during the level (the thread's samples)
-            self.memory.measure()
-            check_memory(self.memory, L + 1, sum(totals.per_level_distinct),
-                         f"the finished levels are kept: go on with --resume {self.run_dir} "
-                         f"and a higher --max-memory (or none)", peak=True)
-            self._check_disk(totals, L + 1)
-        result = self._result(totals)  # (Spark still starting: traces looked up in the driver)
+        self.totals = totals
+        self._stop_after(totals.level)
+        return totals.level
+
+    def frontier_size(self, level: int) -> int:
+        return self.totals.per_level_distinct[level]
+
+    def expand(self, level: int) -> None:
+        """Job `level` (and its settling); level + 1 committed unless the search stopped in it."""
+        t0 = time.perf_counter()
+        frontier = self.totals.per_level_distinct[level]
+        totals, commit = self._level(self.totals)
+        seconds = time.perf_counter() - t0
+        self.totals = totals
+        if not commit:
+            return   # (totals.done: stopped at its first event in BFS order)
+        # [level, seconds, states expanded, executor CPU s in expand, in merge,
+        #  where the job ran: "spark" or "driver" (while Spark started)]
+        where = "driver" if self.in_driver else "spark"
+        self.driver_levels += self.in_driver
+        totals.level_times.append([level + 1, round(seconds, 3), frontier,
+                                   round(self._last_cpu[0], 3), round(self._last_cpu[1], 3), where])
+        levels.commit_level(self.run_dir, level + 1, totals.to_json())
+        self._report(totals, seconds, expanded=frontier, where=where)
+
+    def level_done(self, level: int) -> None:
+        # --max-memory (the run's processes at their most during the level: the
+        # thread's samples) and --min-free-disk; the finished levels stay resumable
+        self.limits.between_levels(level, sum(self.totals.per_level_distinct))
+        self._check_disk(self.totals, level)
+        self._stop_after(level)
+
+    def at_bound(self, level: int) -> None:
+        self.totals = self._finish(self.totals, bound=True)
+
+    def finish(self, level: int) -> CheckResult:
+        t = self.totals
+        if not t.done:   # an empty level: the search is over
+            t = self.totals = self._finish(t, bound=False)
+        levels.rewrite_stats(self.run_dir, t.level, t.to_json())
+        result = self._result(t)  # (Spark still starting: traces looked up in the driver)
         try:
             self._await_spark()  # a master asked for that does not work is an error all the same
         except (SparkUnavailableError, ExecutorSetupError) as e:
@@ -908,10 +906,15 @@ class SparkSearch:
             raise
         return result
 
+    def _stop_after(self, level: int) -> None:
+        if self.stop_after_level is not None and level >= self.stop_after_level:
+            raise RunInterrupted(f"stopped after level {level} as asked; go on with --resume {self.run_dir}",
+                                 run_dir=self.run_dir, level=level)
+
     def _report(self, totals: _Totals, seconds: float, expanded: int, where: str = "driver") -> None:
         if self.progress is None:
             return
-        elapsed = time.perf_counter() - self.start
+        elapsed = time.perf_counter() - self.start_time
         distinct = sum(totals.per_level_distinct)
         generated = totals.generated + sum((totals.pending or {}).get("generated", {}).values())
         self.progress({"level": totals.level, "frontier": totals.per_level_distinct[totals.level],
@@ -960,35 +963,16 @@ class SparkSearch:
         per_level = list(totals.per_level_distinct)
         if len(per_level) > 1 and not per_level[-1]:
             per_level.pop()
-        names = list(self.model.action_names)
-        extra = [n for n in totals.per_action_generated if n not in names]
-        per_gen = {n: totals.per_action_generated.get(n, 0) for n in names + extra}
-        per_dist = {n: totals.per_action_distinct.get(n, 0) for n in names + extra}
-        distinct = sum(per_level)
-        bits = self.options.fingerprint_bits
-        return CheckResult(
-            outcome="violation" if violations else "pass",
-            distinct=distinct,
-            generated=totals.generated,
-            per_level_distinct=per_level,
-            per_action_generated=per_gen,
-            per_action_distinct=per_dist,
-            depth=len(per_level) - 1,
-            violations=violations,
-            sometimes=dict(totals.sometimes),
-            properties=[p.name for p in self.always],
-            states_left=totals.states_left,
-            exhausted=totals.exhausted and not totals.stopped,
-            max_depth=self.options.max_depth,
-            check_deadlock=self.options.check_deadlock,
-            fingerprint_bits=bits,
-            projection=list(self.projection) if self.projection is not None else None,
-            wall_time=time.perf_counter() - self.start,
-            peak_memory_kb=self.memory.final_peak() // 1024,
-            collision_probability=collision_probability(distinct, totals.generated, bits),
-            memory=self.memory.summary(),
-        )
-
+        return assemble(self.model, self.options, self.projection, violations=violations,
+                        distinct=sum(per_level), generated=totals.generated, per_level_distinct=per_level,
+                        per_action_generated=totals.per_action_generated,
+                        per_action_distinct=totals.per_action_distinct, sometimes=totals.sometimes,
+                        properties=[p.name for p in self.always], states_left=totals.states_left,
+                        exhausted=totals.exhausted and not totals.stopped,
+                        wall_time=time.perf_counter() - self.start_time, memory=self.memory,
+                        engine={"name": "spark", "run_dir": str(self.run_dir),
+                                "partitions": self.max_partitions, "driver_levels": self.driver_levels,
+                                "startup_s": round(self.startup_s, 3)})
 
 def run_preflight(spark, task, timeout: float, model: str, variant: str, shuffle: bool) -> list[dict]:
     """Every executor slot runs `task` (tasks.preflight: build the model)

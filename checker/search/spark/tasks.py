@@ -299,7 +299,7 @@ class _NextChecks:
 
     def __init__(self, w: "Worker", pending: tuple):
         self.failed = False
-        self.always_for = w.checks.always_for
+        self.checks = w.checks
         self.sometimes = [x for x in w.sometimes if x[0] in pending]
         self.violations: dict = {}
         self.witnesses: dict = {}
@@ -307,15 +307,16 @@ class _NextChecks:
     def check(self, new: list, keys: list, changes: list) -> None:
         from model.base import EvaluationError
         violations, witnesses, sometimes = self.violations, self.witnesses, self.sometimes
+        violated, witnessed = self.checks.violated, self.checks.witnessed
         for (state, _, sfp, _, _), key, changed in zip(new, keys, changes):
             try:
-                for name, pred in self.always_for(changed):
-                    if not pred(state) and (name not in violations or key < violations[name][0]):
+                # (the smallest key of each: the task's states come in key order per parent)
+                for name in violated(state, changed):
+                    if name not in violations or key < violations[name][0]:
                         violations[name] = [key, codec.fp_to_str(sfp)]
                 if sometimes:
-                    for name, pred, reads in sometimes:
-                        if changed & reads and pred(state) and (name not in witnesses
-                                                                or key < witnesses[name][0]):
+                    for name in witnessed(state, changed, sometimes, take=False):
+                        if name not in witnesses or key < witnesses[name][0]:
                             witnesses[name] = [key, codec.fp_to_str(sfp)]
             except EvaluationError:
                 self.failed = True
@@ -325,7 +326,7 @@ class _NextChecks:
 CHUNK = 256  # parents per expand_chunk call
 
 
-def _nothing(changed: int) -> tuple:
+def _nothing(state, changed: int) -> tuple:
     return ()
 
 
@@ -366,7 +367,8 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
         task_seen = {e[1] for e in entries}  # the frontier is seen already
         child_key = codec.child_key
         always = bool(job.check and w.checks.always)
-        always_for = w.checks.always_for if always else _nothing
+        violated = w.checks.violated if always else _nothing
+        witnessed = w.checks.witnessed
         sometimes = [x for x in w.sometimes if x[0] in job.pending] if job.check else []
         violations, witnesses = stats["violations"], stats["witnesses"]
         stop_on_violation = cfg.stop_on_violation
@@ -384,16 +386,13 @@ def expand_partition(cfg: TaskConfig, job: LevelJob, index: int, rows: Iterable,
                 if not (always or sometimes):
                     continue
                 try:
-                    bad = False
-                    for name, pred in always_for(changed):
-                        if not pred(state):
-                            bad = True
-                            if name not in violations:
-                                violations[name] = [key, codec.fp_to_str(fp)]
+                    bad = violated(state, changed)
+                    for name in bad:
+                        if name not in violations:
+                            violations[name] = [key, codec.fp_to_str(fp)]
                     if sometimes:
-                        for item in [x for x in sometimes if changed & x[2] and x[1](state)]:
-                            witnesses[item[0]] = [key, codec.fp_to_str(fp)]
-                            sometimes.remove(item)
+                        for name in witnessed(state, changed, sometimes):
+                            witnesses[name] = [key, codec.fp_to_str(fp)]
                 except EvaluationError as e:
                     action = _action_text(codec.unpack(actions[r])[i])
                     stats["check_error"] = [key, f"evaluation error in action {action}: "
