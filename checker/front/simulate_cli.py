@@ -42,7 +42,8 @@ from checker.front.options import OutPath
 from checker.output.render import steps, trace_json, trace_text
 from checker.output.results import ensure_writable, write_run_into
 from checker.output.views import view_for
-from checker.search.engine import DEADLOCK, CheckResult, Violation, collision_probability
+from checker.search.core import CheckOptions
+from checker.search.result import DEADLOCK, CheckResult, Violation, assemble
 from checker.search.proc import TreeMemory
 from checker.search.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
 from checker.search.simulate import DEFAULT_DEPTH, DEFAULT_WALKS, Limits, SimConfig, Totals, check_weights
@@ -153,35 +154,20 @@ def simulate(spec, cfg: SimConfig, limits: Limits, *, engine: str = "local", mas
 
 def _result(spec, cfg: SimConfig, totals: Totals, violation: Violation | None, wall: float) -> CheckResult:
     model, props = spec.build()
-    memory = TreeMemory()
-    names = list(model.action_names)
-    extra = [n for n in totals.per_action_generated if n not in names]
     sometimes = {p.name: None for p in props if p.kind == "sometimes"}
     for name, (d, _) in totals.witnesses.items():
         sometimes[name] = d
-    return CheckResult(
-        outcome="violation" if violation else "pass",
-        distinct=totals.distinct,
-        generated=totals.generated,
-        per_level_distinct=list(totals.per_depth_distinct),
-        per_action_generated={n: totals.per_action_generated.get(n, 0) for n in names + extra},
-        per_action_distinct={n: totals.per_action_distinct.get(n, 0) for n in names + extra},
-        depth=max(totals.lengths, default=0),
-        violations=[violation] if violation else [],
-        sometimes=sometimes,
-        properties=[p.name for p in props if p.kind == "always"],
-        states_left=0,
-        exhausted=False,
-        max_depth=cfg.depth,
-        check_deadlock=cfg.check_deadlock,
-        fingerprint_bits=cfg.bits,
-        projection=list(cfg.projection) if cfg.projection is not None else None,
-        wall_time=wall,
-        # (the walks keep little: the run's processes at its end, Spark's JVMs included)
-        peak_memory_kb=memory.final_peak() // 1024,
-        collision_probability=collision_probability(totals.distinct, totals.generated + totals.walks, cfg.bits),
-        memory=memory.summary(),
-    )
+    options = CheckOptions(max_depth=cfg.depth, check_deadlock=cfg.check_deadlock, fingerprint_bits=cfg.bits)
+    # (the walks keep little: the run's processes at its end, Spark's JVMs included)
+    return assemble(model, options, cfg.projection, violations=[violation] if violation else [],
+                    distinct=totals.distinct, generated=totals.generated,
+                    per_level_distinct=totals.per_depth_distinct,
+                    per_action_generated=totals.per_action_generated,
+                    per_action_distinct=totals.per_action_distinct, sometimes=sometimes,
+                    properties=[p.name for p in props if p.kind == "always"], states_left=0,
+                    exhausted=False, wall_time=wall, memory=TreeMemory(),
+                    depth=max(totals.lengths, default=0),
+                    collision_generated=totals.generated + totals.walks)
 
 
 def simulation_section(out: Outcome, cfg: SimConfig, limits_walks, limits_time) -> dict:

@@ -170,12 +170,12 @@ class Walker:
             record.append((None, state))
         if out is not None:
             out.visit(fp, 0, None)
-        always, pending = self.always, list(self.sometimes)
-        always_for = self.checks.always_for
+        pending = list(self.sometimes)
+        violated = self.checks.violated
         try:
-            for name, pred, _ in always:
-                if not pred(state):
-                    return name, 0
+            bad = violated(state)
+            if bad:
+                return bad[0], 0
             pending = self._witness(pending, state, -1, 0, out)
         except EvaluationError as e:
             raise _WalkError(e, None, state) from None
@@ -223,24 +223,23 @@ class Walker:
             if out is not None:
                 out.visit(fp, d, action[0])
             try:
-                for name, pred in always_for(changed):
-                    if not pred(state):
-                        return name, d
+                bad = violated(state, changed)
+                if bad:
+                    return bad[0], d
                 if pending:
                     pending = self._witness(pending, state, changed, d, out)
             except EvaluationError as e:
                 raise _WalkError(e, action, state) from None
         return None, d
 
-    @staticmethod
-    def _witness(pending: list, state, changed: int, d: int, out) -> list:
-        hit = [x for x in pending if changed & x[2] and x[1](state)]
+    def _witness(self, pending: list, state, changed: int, d: int, out) -> list:
+        hit = self.checks.witnessed(state, changed, pending, take=False)
         if not hit:
             return pending
         if out is not None:
-            for name, _, _ in hit:
+            for name in hit:
                 out.witness(name, d)
-        return [x for x in pending if x not in hit]
+        return [x for x in pending if x[0] not in hit]
 
 
 class _WalkError(Exception):
