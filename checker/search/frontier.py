@@ -1,4 +1,4 @@
-"""A BFS level's frontier for the local engine (checker.search.engine.Search): its
+"""A BFS level's frontier for the local engine (checker.search.core.Search): its
 entries (state, parts, fingerprint) in discovery order, handed out chunk by
 chunk.
 

@@ -11,7 +11,7 @@ in the same process that ran the local levels:
 
 - the parent forks one worker per core; the workers inherit everything (the
   model, the seen set, the frontier) without a copy; worker w expands the
-  frontier's chunks w, w + n, w + 2n, ... with checker.search.engine.expand_chunk
+  frontier's chunks w, w + n, w + 2n, ... with checker.search.expand.expand_chunk
   (the local engine's own expansion and property checks) against its copy
   of the seen set, to which it adds what it finds, and sends each chunk's
   result down a pipe: the new successors' parts (no state objects),

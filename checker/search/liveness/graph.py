@@ -1,5 +1,5 @@
 """The explored state graph, recorded only when liveness (or `kmc graph`) asks
-for it: the local engine's own search (checker.search.engine.Search) with two
+for it: the local engine's own search (checker.search.core.Search) with two
 wrappers, so the safety engines run exactly as before and pay nothing.
 
 - The model's `successors` is wrapped by a recorder that notes, after the

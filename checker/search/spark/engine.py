@@ -1,6 +1,9 @@
-"""The `spark` engine's driver: the same level-synchronous BFS as the local
-engine (checker.search.engine), with each level's checks, expansion and dedup on
-the executors and every finished level on disk (checker/search/spark/levels.py).
+"""The `spark` engine's driver: a LevelEngine of the search core
+(checker/search/core.py: the same level loop, initial states, checks, limits
+and result as the local engine), with each level's checks, expansion and
+dedup on the executors, the seen set and every finished level on disk
+(checker/search/spark/levels.py, seen.py; the run folder: runfolder.py; the
+driver's side of the jobs: driver.py).
 
 Job L, one Spark job of two stages (one stage, no shuffle, for a level of
 fewer than SMALL_LEVEL states):
@@ -44,10 +47,8 @@ import json
 import os
 import shutil
 import sys
-import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
@@ -64,12 +65,14 @@ from checker.search.errors import EngineEvaluationError, KmcError, SpecError
 from checker.search.files import DISK_FULL, disk_full
 from checker.search.proc import TreeMemory, ancestor_matching
 from checker.search.spark import levels, seen as seenruns, session as sparksession, tasks
-from checker.search.spark.errors import (ExecutorSetupError, ResumeError, RunInterrupted,
+from checker.search.spark.driver import (_InDriver, _one_line, _python_error_line, _StopWatch, gather,
+                                         gather_next, run_preflight)
+from checker.search.spark.runfolder import FORMAT, SpecConfig, Totals, open_run
+from checker.search.spark.errors import (ExecutorSetupError, RunInterrupted,
                                   SparkJobError, SparkUnavailableError)
 from model.base import ALWAYS, SOMETIMES, ModelConfigError
 
 STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
-FORMAT = 4  # 3: seen fingerprints as sorted runs per level (checker/search/spark/seen.py); 4: rows with picks
 # a frontier below this is expanded in one task, into one partition, without
 # a shuffle: a shuffle and a second stage cost about as much as a level of a
 # few thousand states shares out over two cores (bench/README.md)
@@ -83,107 +86,6 @@ SMALL_LEVEL = 4000
 # held in memory); a bigger one waits for the executors.
 DRIVER_FRONTIER = 100_000
 GIL_SWITCH_S = 0.0002
-
-
-@dataclass
-class SpecConfig:
-    """What the executors rebuild the model from."""
-
-    name: str
-    model: str
-    variant: str
-    constants: dict
-    invariants: list | None = None
-
-    @classmethod
-    def of(cls, spec_or_config) -> "SpecConfig":
-        if isinstance(spec_or_config, SpecConfig):
-            return spec_or_config
-        if isinstance(spec_or_config, dict):
-            d = spec_or_config
-            if "model" not in d:
-                raise SpecError("a spark run needs a spec or a config with 'model'")
-            defn = registry.model_def(d["model"])
-            variant, _ = registry.variant_constants(defn, d.get("variant"))
-            constants = registry.resolve_constants(defn, variant, d.get("constants") or {})
-            return cls(d.get("name") or defn.name, defn.name, variant, constants, d.get("invariants"))
-        s = spec_or_config  # checker.front.spec.Spec
-        return cls(s.name, s.model, s.variant, dict(s.constants), s.invariants)
-
-
-@dataclass
-class _Totals:
-    """The cumulative statistics after a level (stats.json)."""
-
-    level: int = 0
-    partitions: int = 0
-    per_level_distinct: list = field(default_factory=list)
-    generated: int = 0
-    per_action_generated: dict = field(default_factory=dict)
-    per_action_distinct: dict = field(default_factory=dict)
-    sometimes: dict = field(default_factory=dict)
-    violations: list = field(default_factory=list)   # [name, level, fp hex, [stream, key hex, index]]
-    stopped: bool = False
-    done: bool = False
-    exhausted: bool = False
-    states_left: int = 0
-    level_times: list = field(default_factory=list)   # see SparkSearch.run
-    pending: dict | None = None   # the newest level's stream, settled once that level is checked
-    # the depth bound's checks made while it was generated (its states are
-    # not in its files): [level, {property: [key hex, fp]} violated, witnessed]
-    bound_checks: list | None = None
-
-    def to_json(self) -> dict:
-        out = {"format": FORMAT, **self.__dict__}
-        if self.pending is not None:  # BFS keys as hex
-            pend = dict(self.pending)
-            if pend["deadlock"] is not None:
-                pend["deadlock"] = [pend["deadlock"][0].hex(), pend["deadlock"][1]]
-            pend["errors"] = [[e[0].hex(), e[1], e[2]] for e in pend["errors"]]
-            out["pending"] = pend
-        return json.loads(json.dumps(out))
-
-    @classmethod
-    def from_json(cls, obj: dict) -> "_Totals":
-        obj = dict(obj)
-        obj.pop("format", None)
-        obj.pop("files", None)  # the level's file digests (levels.commit_level)
-        pend = obj.get("pending")
-        if pend is not None:
-            pend = dict(pend)
-            if pend["deadlock"] is not None:
-                pend["deadlock"] = [bytes.fromhex(pend["deadlock"][0]), pend["deadlock"][1]]
-            pend["errors"] = [(bytes.fromhex(e[0]), e[1], e[2]) for e in pend["errors"]]
-            obj["pending"] = pend
-        return cls(**obj)
-
-    def add(self, counter_name: str, counts: dict) -> None:
-        target = getattr(self, counter_name)
-        for k, v in counts.items():
-            target[k] = target.get(k, 0) + v
-
-    def recorded(self, name: str) -> bool:
-        return any(v[0] == name for v in self.violations)
-
-
-def _one_line(text: str, limit: int = 400) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _python_error_line(message: str) -> str:
-    """The gist of a Spark job failure: the Python exception raised on an
-    executor, else the innermost Java cause."""
-    import re
-    lines = [ln.strip() for ln in str(message).splitlines() if ln.strip()]
-    pat = re.compile(r"^([A-Za-z_][\w.]*(Error|Exception|Interrupt)): (.+)$")
-    python = [ln for ln in lines if pat.match(ln) and not ln.startswith(("py4j", "org.", "java.", "scala."))]
-    if python:
-        return python[-1]
-    causes = [ln[len("Caused by: "):] for ln in lines if ln.startswith("Caused by: ")]
-    if causes:
-        return causes[-1]
-    return lines[0] if lines else "unknown error"
 
 
 class SparkSearch:
@@ -251,7 +153,7 @@ class SparkSearch:
         self.limits = Limits(self.options, self.memory,
                              lambda: f"{kept} and a higher --max-memory (or none)",
                              lambda: f"free space there, or lower it (--min-free-disk SIZE, or none); {kept}")
-        self.totals: _Totals | None = None
+        self.totals: Totals | None = None
 
     # ---- the configuration a resume must match ----
 
@@ -271,61 +173,6 @@ class SparkSearch:
             "fingerprint_bits": o.fingerprint_bits,
             "projection": list(self.projection) if self.projection is not None else None,
         }
-
-    def _open_run(self) -> _Totals | None:
-        """Create the run folder, or check the resumed one; the totals of its
-        newest committed level (None: start at level 0)."""
-        config = self.run_config()
-        run_json = self.run_dir / "run.json"
-        if self.resume is not None:
-            if not run_json.is_file():
-                raise ResumeError(f"--resume {self.run_dir}: not a spark run folder (no run.json)")
-            if (self.run_dir / "summary.json").is_file():
-                raise ResumeError(f"--resume {self.run_dir}: a finished run (it has its summary.json): "
-                                  f"nothing to resume")
-            try:
-                stored = json.loads(run_json.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as e:
-                raise ResumeError(f"--resume {self.run_dir}: cannot read run.json: {e}") from None
-            if not isinstance(stored, dict):
-                raise ResumeError(f"--resume {self.run_dir}: run.json is not a JSON object")
-            stored_cmp = {k: stored.get(k) for k in config}
-            if json.loads(json.dumps(config)) != stored_cmp:
-                diff = [k for k in config if json.loads(json.dumps(config[k])) != stored_cmp[k]]
-                raise ResumeError(f"--resume {self.run_dir}: the run checked something else "
-                                  f"(differs in: {', '.join(diff)})")
-            levels.clean_partial(self.run_dir)
-            done = levels.committed_levels(self.run_dir)
-            if not done:
-                raise ResumeError(f"--resume {self.run_dir}: no finished level to resume from (it "
-                                  f"stopped before level 0 was written)")
-            return self._verified_totals(done)
-        if self.run_dir.exists() and any(self.run_dir.iterdir()):
-            raise SpecError(f"run folder {self.run_dir} exists and is not empty (use --resume to go on)")
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        levels.write_json(run_json, {**config, "partitions": self.requested_partitions,
-                                     "master": self.master})
-        return None
-
-    def _verified_totals(self, done: list[int]) -> _Totals | None:
-        """The totals of the newest committed level, every committed level's
-        files checked against their digests first (the frontier, the seen
-        runs and the rows traces are read from)."""
-        totals = None
-        for level in done:
-            where = f"--resume {self.run_dir}: level {level}"
-            try:
-                stats = levels.read_stats(self.run_dir, level)
-                bad = levels.damaged_files(self.run_dir, level, stats)
-                if bad:
-                    raise ResumeError(f"{where} is damaged: {', '.join(bad[:3])}"
-                                      f"{f' and {len(bad) - 3} more' if len(bad) > 3 else ''}; "
-                                      f"the run cannot be resumed from it")
-                if level == done[-1]:
-                    totals = _Totals.from_json(stats)
-            except (ValueError, TypeError, KeyError, AttributeError) as e:
-                raise ResumeError(f"{where}: {e}") from None
-        return totals
 
     # ---- Spark ----
 
@@ -454,9 +301,9 @@ class SparkSearch:
 
     # ---- level 0 (the driver, as the local engine) ----
 
-    def _initial(self) -> _Totals:
+    def _initial(self) -> Totals:
         ctx, bits = self.ctx, self.options.fingerprint_bits
-        totals = _Totals(level=0, per_level_distinct=[0],
+        totals = Totals(level=0, per_level_distinct=[0],
                          sometimes={p.name: None for p in self.sometimes_props})
         entries: list = []   # (key, fp, parts)
         counts = {"generated": 0}
@@ -507,7 +354,7 @@ class SparkSearch:
     # (job L-1, kept as `pending`) -- the first of them in BFS order, when the
     # search stops at the first violation, is where the local engine stopped.
 
-    def _job_for(self, totals: _Totals, expand: bool) -> tasks.LevelJob:
+    def _job_for(self, totals: Totals, expand: bool) -> tasks.LevelJob:
         L = totals.level
         o = self.options
         # the next level is the bound, checked as generated (unless its
@@ -520,7 +367,7 @@ class SparkSearch:
             pending=tuple(n for n, d in totals.sometimes.items() if d is None),
             check_next=next_is_bound, keep_parts=not next_is_bound)
 
-    def _level(self, totals: _Totals) -> tuple[_Totals, bool]:
+    def _level(self, totals: Totals) -> tuple[Totals, bool]:
         """Job L: check level L, expand it into the temp level L+1. Returns the
         new totals and whether level L+1 is to be committed."""
         L = totals.level
@@ -528,7 +375,7 @@ class SparkSearch:
         tmp = levels.tmp_level_dir(self.run_dir, L + 1)
         parts = self._expand_job(totals, job, tmp)
         expand = [e for p in parts for e in p["expand"]]
-        self._next_checks = self._gather_next(job, L + 1, expand)
+        self._next_checks = gather_next(job, L + 1, expand)
         if self._next_checks is None and not job.keep_parts:
             # a property raised while the bound level was generated: again with
             # its states, which the driver then rebuilds to check them
@@ -536,7 +383,7 @@ class SparkSearch:
             parts = self._expand_job(totals, job, tmp)
             expand = [e for p in parts for e in p["expand"]]
         self._last_cpu = (sum(e.get("cpu_s", 0.0) for e in expand), sum(p.get("cpu_s", 0.0) for p in parts))
-        checks = self._gather(expand)
+        checks = gather(expand)
         checks["stream_errors"] += [tuple(p["error"]) for p in parts if p["error"]]
         t = self._settle(totals, checks)
         if t.done:
@@ -560,7 +407,7 @@ class SparkSearch:
                               {n: [k.hex(), fp] for n, (k, fp) in witnesses.items()}]
         return t, True
 
-    def _expand_job(self, totals: _Totals, job: tasks.LevelJob, tmp: Path) -> list[dict]:
+    def _expand_job(self, totals: Totals, job: tasks.LevelJob, tmp: Path) -> list[dict]:
         """Run job L into the temp level folder (in the driver while Spark
         starts, else on Spark): its partitions' statistics."""
         L = job.level
@@ -624,51 +471,12 @@ class SparkSearch:
             if enabled:
                 gc.enable()
 
-    @staticmethod
-    def _gather_next(job: tasks.LevelJob, level: int, expand: list[dict]):
-        """The checks of level `level` (the depth bound) made while it was
-        generated: (level, first violation per property, first witness per
-        property), or None when they are not all there (the driver then
-        checks the level by rebuilding its states)."""
-        nexts = [e.get("next") for e in expand]
-        if not job.check_next or not nexts or any(n is None or n["failed"] for n in nexts):
-            return None
-        violations: dict = {}
-        witnesses: dict = {}
-        for n in nexts:
-            for found, into in ((n["violations"], violations), (n["witnesses"], witnesses)):
-                for name, (key, fp) in found.items():
-                    if name not in into or key < into[name][0]:
-                        into[name] = [key, fp]
-        return level, violations, witnesses
-
-    @staticmethod
-    def _gather(expand: list[dict]) -> dict:
-        """The tasks' findings: per property the first violation and witness
-        (key, fp) of the level checked; the first deadlock of the level
-        expanded; errors, each (position, message, kind): those met checking
-        level L belong to stream L-1, those met expanding it to stream L."""
-        violations: dict[str, list] = {}
-        witnesses: dict[str, list] = {}
-        for e in expand:
-            for name, (key, fp) in e["violations"].items():
-                if name not in violations or key < violations[name][0]:
-                    violations[name] = [key, fp]
-            for name, (key, fp) in e["witnesses"].items():
-                if name not in witnesses or key < witnesses[name][0]:
-                    witnesses[name] = [key, fp]
-        deadlocks = [e["deadlock"] for e in expand if e["deadlock"]]
-        return {"violations": violations, "witnesses": witnesses,
-                "deadlock": min(deadlocks, key=lambda d: d[0]) if deadlocks else None,
-                "check_errors": [tuple(e["check_error"]) for e in expand if e.get("check_error")],
-                "stream_errors": [tuple(e["error"]) for e in expand if e["error"]]}
-
-    def _settle(self, totals: _Totals, checks: dict) -> _Totals:
+    def _settle(self, totals: Totals, checks: dict) -> Totals:
         """Stream L-1 (L = totals.level), now that level L is checked: raise the
         first evaluation error, stop at the first event, or record and go on."""
         o = self.options
         L = totals.level
-        t = _Totals.from_json(totals.to_json())
+        t = Totals.from_json(totals.to_json())
         pending = t.pending or {"generated": {}, "distinct": {}, "deadlock": None, "errors": []}
         violations, witnesses = checks["violations"], checks["witnesses"]
         deadlock = pending["deadlock"]
@@ -703,7 +511,7 @@ class SparkSearch:
         t.pending = None
         return t
 
-    def _stop_at(self, t: _Totals, cut: bytes, violations: dict, deadlock, witnesses: dict) -> _Totals:
+    def _stop_at(self, t: Totals, cut: bytes, violations: dict, deadlock, witnesses: dict) -> Totals:
         """The local engine stops at the first violation (or deadlock) in BFS
         order: count what it had generated and found up to there (stream L-1)."""
         L = t.level
@@ -750,7 +558,7 @@ class SparkSearch:
 
     _NOTHING = {"violations": {}, "witnesses": {}, "deadlock": None, "check_errors": [], "stream_errors": []}
 
-    def _check_only(self, totals: _Totals) -> dict:
+    def _check_only(self, totals: Totals) -> dict:
         """Job L without expansion: the depth bound (and deadlocks there)."""
         L = totals.level
         job = self._job_for(totals, expand=False)
@@ -758,11 +566,11 @@ class SparkSearch:
             return dict(self._NOTHING)
         frontier = self._read(levels.level_dir(self.run_dir, L), partial(tasks.expand_partition, self.cfg, job))
         found = self._job(f"checking level {L}", frontier.map(tasks.record_payload).collect)
-        return self._gather(found)
+        return gather(found)
 
-    def _finish(self, totals: _Totals, bound: bool) -> _Totals:
+    def _finish(self, totals: Totals, bound: bool) -> Totals:
         """The last level: settle its stream and, at the bound, its deadlocks
-        (checker.search.engine.Search._deadlocks_at_bound, after the levels)."""
+        (checker.search.core.Search.at_bound, after the levels)."""
         L = totals.level
         nxt = self._next_checks
         if nxt is None and totals.bound_checks is not None:  # a resumed run
@@ -823,7 +631,7 @@ class SparkSearch:
                               + (f" {when}" if when else "") + f": free space there; {kept} "
                               f"(--min-free-disk stops a run before the disk is full)")
 
-    def _check_disk(self, totals: _Totals, level: int) -> None:
+    def _check_disk(self, totals: Totals, level: int) -> None:
         """--min-free-disk, between levels: the next level's files, if it grows
         as `level` did, must leave the disk of the run folder its reserve."""
         final = levels.level_dir(self.run_dir, level)
@@ -852,7 +660,8 @@ class SparkSearch:
         return self.totals is not None and self.totals.done
 
     def start(self) -> int:
-        totals = self._open_run()
+        totals = open_run(self.run_dir, self.resume is not None, self.run_config(),
+                          {"partitions": self.requested_partitions, "master": self.master})
         self._start_spark()
         if totals is None:
             t0 = time.perf_counter()
@@ -911,7 +720,7 @@ class SparkSearch:
             raise RunInterrupted(f"stopped after level {level} as asked; go on with --resume {self.run_dir}",
                                  run_dir=self.run_dir, level=level)
 
-    def _report(self, totals: _Totals, seconds: float, expanded: int, where: str = "driver") -> None:
+    def _report(self, totals: Totals, seconds: float, expanded: int, where: str = "driver") -> None:
         if self.progress is None:
             return
         elapsed = time.perf_counter() - self.start_time
@@ -935,7 +744,7 @@ class SparkSearch:
     def traces(self, targets: list[tuple[int, int]]) -> list[list]:
         """Shortest traces to (level, fp) targets: parent pointers looked up
         level by level in the level files, then replayed from an initial state
-        (as checker.search.engine.Search.trace does)."""
+        (as checker.search.core.Search.trace does)."""
         paths: list[list] = [[] for _ in targets]   # (fp, action bytes) from the state back to level 0
         cursor = [fp for _, fp in targets]
         top = max((lv for lv, _ in targets), default=-1)
@@ -956,7 +765,7 @@ class SparkSearch:
         # path: [(fp, encoded action)]; actions crossed processes as msgpack bytes
         return replay(self.model, self.ctx, path, lambda action, abytes: encode(tuple(action)) == abytes)
 
-    def _result(self, totals: _Totals) -> CheckResult:
+    def _result(self, totals: Totals) -> CheckResult:
         ordered = sorted(totals.violations, key=lambda v: (v[1], v[3][0], v[3][1], v[3][2]))
         traces = self.traces([(v[1], codec.fp_from_str(v[2])) for v in ordered])
         violations = [Violation(v[0], v[1], tr) for v, tr in zip(ordered, traces)]
@@ -973,72 +782,6 @@ class SparkSearch:
                         engine={"name": "spark", "run_dir": str(self.run_dir),
                                 "partitions": self.max_partitions, "driver_levels": self.driver_levels,
                                 "startup_s": round(self.startup_s, 3)})
-
-def run_preflight(spark, task, timeout: float, model: str, variant: str, shuffle: bool) -> list[dict]:
-    """Every executor slot runs `task` (tasks.preflight: build the model)
-    once, within `timeout`; through a shuffle when asked, so that the JVM's
-    shuffle path is warm too. Its answers, or one-line errors."""
-    sc = spark.sparkContext
-    n = max(1, sc.defaultParallelism)
-    group = f"kmc-preflight-{os.getpid()}-{time.monotonic_ns()}"
-
-    def run():
-        sc.setJobGroup(group, "kmc preflight", interruptOnCancel=True)
-        try:
-            rdd = sc.parallelize(range(n), n).mapPartitionsWithIndex(task)
-            if shuffle:
-                rdd = rdd.map(lambda answer: (0, answer)).partitionBy(1).values()
-            return rdd.collect()
-        finally:
-            sc.setLocalProperty("spark.jobGroup.id", None)
-
-    try:
-        answers = sparksession._in_thread(run, timeout)
-    except TimeoutError:
-        sc.cancelJobGroup(group)
-        raise SparkUnavailableError(
-            f"no Spark executor ran kmc's preflight task within {timeout:.0f} s "
-            f"on {sc.master} (are workers registered, with free cores and memory?)") from None
-    except Exception as e:  # noqa: BLE001 - Py4JJavaError: the Python worker failed
-        raise ExecutorSetupError(f"the Spark executors cannot run kmc: "
-                                 f"{_python_error_line(str(e))}") from None
-    bad = [a for a in answers if not a.get("ok")]
-    if bad:
-        raise ExecutorSetupError(f"the Spark executors cannot build model {model!r} "
-                                 f"(variant {variant!r}): {bad[0]['error']}")
-    return answers
-
-
-class _StopWatch:
-    """^C and SIGTERM noted while a run is on (checker/search/stop.py): a
-    gateway call one breaks may fail as a Py4JError ("Answer from Java side
-    is empty") before the interrupt surfaces, and that is still the
-    interrupt; one whose exception was dropped stops the run between levels."""
-
-    def __enter__(self):
-        self._previous = stop.install() if threading.current_thread() is threading.main_thread() else {}
-        return self
-
-    def __exit__(self, *exc):
-        import signal
-        for signum, previous in self._previous.items():
-            signal.signal(signum, previous)
-        return False
-
-
-class _InDriver:
-    """Task outputs computed in the driver, with the two RDD methods the
-    look-ups use (SparkSearch._read while Spark is starting)."""
-
-    def __init__(self, items: list):
-        self.items = items
-
-    def map(self, f) -> "_InDriver":
-        return _InDriver([f(x) for x in self.items])
-
-    def collect(self) -> list:
-        return list(self.items)
-
 
 def check_spark(spec_or_config, options: CheckOptions | None = None, master: str | None = None,
                 partitions: int | None = None, run_dir: Path | str | None = None,

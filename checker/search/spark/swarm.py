@@ -104,7 +104,7 @@ class SwarmRun:
         self.spark = spark
 
     def _preflight(self, spark) -> None:
-        from checker.search.spark.engine import run_preflight
+        from checker.search.spark.driver import run_preflight
         run_preflight(spark, partial(preflight, self.cfg), self.executor_timeout, self.cfg.model,
                       self.cfg.variant, shuffle=False)
 
@@ -117,7 +117,7 @@ class SwarmRun:
             finally:
                 raise
         except Exception as e:  # noqa: BLE001 - Py4JJavaError and friends
-            from checker.search.spark.engine import _one_line, _python_error_line
+            from checker.search.spark.driver import _one_line, _python_error_line
             log = sparksession.log_path()
             raise SparkJobError(f"Spark job failed while walking: {_one_line(_python_error_line(str(e)))}"
                                 + (f" (Spark's log: {log})" if log else "")) from None

@@ -11,7 +11,7 @@ One BFS level (ARCHITECTURE.md, "Engines"):
    most duplicate successors of its states itself, where a fingerprint
    partition ships them to the merge), check the properties on each (once
    per state: the first time it is rebuilt on an executor), expand them in
-   BFS order with checker.search.engine.expand_chunk (the local engine's
+   BFS order with checker.search.expand.expand_chunk (the local engine's
    successor generation, encoding and fingerprints), drop the successors
    the task already produced or holds in its frontier (within-task dedup
    before the shuffle), and route each kept successor to the partition of
@@ -501,7 +501,7 @@ class _PhaseClock:
 
 def _bound_deadlocks(cfg: TaskConfig, w: Worker, part: list, chunk: list, stats: dict) -> bool:
     """At the depth bound the last level is not expanded, but a state without
-    any successor is still a deadlock (checker.search.engine.Search._deadlocks_at_bound).
+    any successor is still a deadlock (checker.search.core.Search.at_bound).
     True: nothing after this can matter (an error, or a deadlock when the
     search stops at the first violation)."""
     from model.base import EvaluationError
