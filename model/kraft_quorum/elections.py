@@ -72,9 +72,10 @@ def _start_timeout(model, st, s: int, disruptive: bool, ch: dict):
     requests (kip996), or Candidate in a new epoch and vote requests (kip853).
     None: kip853's epoch limit stops it."""
     if model.variant_flags.pre_vote:
-        t = to_prospective(st, s, at(st.current_epoch, s))
+        epoch = at(st.current_epoch, s) + (1 if model.mutant.pre_vote_bumps_epoch else 0)
+        t = to_prospective(st, s, epoch)
         apply_state(st, s, t, ch)
-        msgs = _vote_requests(st, s, at(st.current_epoch, s), True)
+        msgs = _vote_requests(st, s, epoch, True)
     else:
         if not within_epoch_limit(model, st, s):
             return None
@@ -131,11 +132,13 @@ def voter_election_timeout(model, st, s: int, out: list) -> None:
 
 def resigned_election_timeout(model, st, s: int, out: list) -> None:
     """ResignedElectionTimeout(s): a resigned leader becomes Unattached in the
-    next epoch (kip996); in Kafka 3.9 (kip853) it starts an election."""
+    next epoch (kip996). In Kafka 3.9 (kip853) a resigned voter starts an
+    election; one its own removal made an observer becomes Unattached in the
+    next epoch (KafkaRaftClient.pollResigned)."""
     if at(st.state, s) != Role.Resigned:
         return
     ch: dict = {}
-    if model.variant_flags.pre_vote:
+    if model.variant_flags.pre_vote or not is_voter(st, s):
         apply_state(st, s, to_unattached(st, s, at(st.current_epoch, s) + 1, None), ch)
     else:
         if not within_epoch_limit(model, st, s):
@@ -186,7 +189,8 @@ def handle_vote_request(model, st, m, out: list) -> None:
         return
     t0 = to_unattached(st, s, m.replica_epoch, None) if m.replica_epoch > cur else no_transition(st, s)
     log = at(st.log, s)
-    log_ok = compare_entries(m.last_log_offset, m.last_log_epoch, len(log), last_epoch(log)) >= 0
+    log_ok = (compare_entries(m.last_log_offset, m.last_log_epoch, len(log), last_epoch(log)) >= 0
+              or model.mutant.vote_without_log_check)
     if m.pre_vote:
         grant = _grant_pre_vote(st, s, t0, log_ok)
         final = t0

@@ -21,18 +21,20 @@ MUTANTS: dict[str, tuple[str, str]] = {
         "a voter starting a pre-vote moves to the next epoch and asks in it, as a candidate would"),
     "fetch_from_stale_epoch": (
         "AcceptFetchRequest: ReceivableMessage(m, FetchRequest, EqualEpoch)",
-        "the leader accepts a fetch whatever epoch the fetcher is in (it only checks the position)"),
+        "the leader accepts a fetch whatever epoch the fetcher is in (it only checks the position; "
+        "Diverging answers any epoch too, and no fetch is rejected for its epoch)"),
     "hwm_without_majority": (
-        "NewHighwaterMark: Agree(offset, members) \\in Quorum(members)",
-        "the leader advances the high watermark once half of the voters hold an entry, not a "
-        "majority (>= instead of >)"),
+        "HandleVoterFetch: new_end_offset[peer] = m.fetch_offset - 1",
+        "the leader takes a voter's fetch offset for its end offset (off by one: the fetch asks "
+        "for the entry the voter does not hold yet), so the high watermark can advance before a "
+        "majority of the voters hold the entry"),
     "second_reconfig": (
         "AddVoterCheck / RemoveVoterCheck: HasPendingConfigCommand(s) -> ReconfigInProgress",
         "the leader accepts a second reconfiguration before the first is committed"),
     "removed_voter_counted": (
-        "ConcludePreVote / BecomeLeader: votes_recv[s] \\in Quorum(config[s].members)",
-        "a (pre-)vote from a server no longer in the configuration still counts toward the "
-        "majority (the count is compared with the majority size, the voter set is not checked)"),
+        "NewHighwaterMark: Agree(offset, members) includes s only IF s \\in members",
+        "a leader that removed itself (it leads on as an observer until the RemoveVoter commits) "
+        "still counts its own log toward the majority of the new configuration"),
     "restart_forgets_vote": (
         "RestartWithState: voted_for is kept (KRaft's quorum-state file is fsynced before a vote)",
         "a voter that restarts has forgotten whom it voted for in its epoch"),

@@ -141,6 +141,8 @@ def reject_fetch_request(model, st, m, out: list) -> None:
     cur = at(st.current_epoch, s)
     if at(st.state, s) != Role.Leader:
         error = Error.NotLeader
+    elif model.mutant.fetch_from_stale_epoch:
+        return
     elif m.replica_epoch < cur:
         error = Error.FencedLeaderEpoch
     elif m.replica_epoch > cur:
@@ -157,7 +159,8 @@ def diverging_fetch_request(model, st, m, out: list) -> None:
     """DivergingFetchRequest(s, peer): the follower's position is not in the
     leader's log: answer the last entry at or below its epoch."""
     s = m.dest
-    if m.replica_epoch != at(st.current_epoch, s) or at(st.state, s) != Role.Leader:
+    if at(st.state, s) != Role.Leader or (m.replica_epoch != at(st.current_epoch, s)
+                                          and not model.mutant.fetch_from_stale_epoch):
         return
     log = at(st.log, s)
     if valid_fetch_position(log, m):
@@ -172,7 +175,9 @@ def diverging_fetch_request(model, st, m, out: list) -> None:
 
 def new_high_watermark(model, st, s: int, ends: tuple, action: str) -> int:
     """NewHighwaterMark(s, ends): the highest offset a majority of the
-    configuration holds, if it is of the current epoch; else the HWM."""
+    configuration holds, if it is of the current epoch; else the HWM. A
+    leader its own RemoveVoter took out of the configuration does not count
+    itself."""
     log = at(st.log, s)
     members = at(st.config, s).members
     known = fmap_domain(ends)
@@ -180,10 +185,11 @@ def new_high_watermark(model, st, s: int, ends: tuple, action: str) -> int:
     if missing and log:
         raise EvaluationError(f"{action}: the leader's follower end offsets have no entry for "
                               f"{sorted(missing)} (function applied outside its domain)")
+    self_counted = s not in members and model.mutant.removed_voter_counted
     for o in range(len(log), 0, -1):
         # the leader counts itself (if a member) for its whole log
         agree = frozenset(k for k in members if k == s or fmap_get(ends, k) >= o)
-        if is_quorum(agree, members):
+        if is_quorum(agree, members) or (self_counted and 2 * (len(agree) + 1) > len(members)):
             return o if log[o - 1].epoch == at(st.current_epoch, s) else at(st.hwm, s)
     return at(st.hwm, s)
 
@@ -199,7 +205,8 @@ def accept_fetch_request(model, st, m, out: list) -> None:
     position with the entry there (if any) and, for a voter, records its
     end offset and may advance the HWM."""
     s, peer = m.dest, m.source
-    if m.replica_epoch != at(st.current_epoch, s) or at(st.state, s) != Role.Leader:
+    if at(st.state, s) != Role.Leader or (m.replica_epoch != at(st.current_epoch, s)
+                                          and not model.mutant.fetch_from_stale_epoch):
         return
     config = at(st.config, s)
     if peer not in config.members:
@@ -213,8 +220,10 @@ def accept_fetch_request(model, st, m, out: list) -> None:
     # The reference's HandleObserverFetch is unreachable: peer is a member of
     # s's configuration, so IsPeerVoter(s, peer) holds (HandleVoterFetch).
     flwr = at(st.flwr_end_offset, s)
+    # the fetch asks for fetch_offset: the follower holds the entries before it
+    end = m.fetch_offset if model.mutant.hwm_without_majority else m.fetch_offset - 1
     ends = flwr if peer not in fmap_domain(flwr) else tuple(
-        (k, m.fetch_offset - 1 if k == peer else v) for k, v in flwr)
+        (k, end if k == peer else v) for k, v in flwr)
     new_hwm = new_high_watermark(model, st, s, ends, "AcceptFetchRequest")
     leaves = new_hwm > hwm and _removes_leader(log, s, hwm, new_hwm)
     ch: dict = {}
