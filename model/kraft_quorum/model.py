@@ -27,23 +27,27 @@ from model.kraft_quorum.state import (
 
 EMPTY = frozenset()
 
-# per-server actions, in Next's order: (name, function(model, state, s, out))
+R = Role
+ALIVE = frozenset(r for r in Role if r != Role.DeadNoState)
+# per-server actions, in Next's order: (name, function(model, state, s, out),
+# the roles in which its guard can hold - a necessary condition that spares
+# calls; the function checks its whole guard)
 SERVER_ACTIONS = (
-    ("RestartWithState", faults.restart_with_state),
-    ("CrashLoseState", faults.crash_lose_state),
-    ("AcceptAddVoterRequest", reconfig.accept_add_voter_request),
-    ("AcceptRemoveVoterRequest", reconfig.accept_remove_voter_request),
-    ("VoterFetchTimeout", elections.voter_fetch_timeout),
-    ("VoterElectionTimeout", elections.voter_election_timeout),
-    ("ResignedElectionTimeout", elections.resigned_election_timeout),
-    ("ConcludePreVote", elections.conclude_pre_vote),
-    ("BecomeLeader", elections.become_leader),
-    ("HandleClientRequest", replication.handle_client_request),
-    ("CheckQuorumResign", elections.check_quorum_resign),
+    ("RestartWithState", faults.restart_with_state, ALIVE),
+    ("CrashLoseState", faults.crash_lose_state, ALIVE),
+    ("AcceptAddVoterRequest", reconfig.accept_add_voter_request, {R.Leader}),
+    ("AcceptRemoveVoterRequest", reconfig.accept_remove_voter_request, {R.Leader}),
+    ("VoterFetchTimeout", elections.voter_fetch_timeout, {R.Follower}),
+    ("VoterElectionTimeout", elections.voter_election_timeout, {R.Candidate, R.Unattached}),
+    ("ResignedElectionTimeout", elections.resigned_election_timeout, {R.Resigned}),
+    ("ConcludePreVote", elections.conclude_pre_vote, {R.Prospective}),
+    ("BecomeLeader", elections.become_leader, {R.Candidate}),
+    ("HandleClientRequest", replication.handle_client_request, {R.Leader}),
+    ("CheckQuorumResign", elections.check_quorum_resign, {R.Leader}),
 )
 # beyond the reference (storage.py, identity.py): present only when enabled
-STORAGE_ACTIONS = (("PowerLoss", faults.power_loss), ("FlushLog", storage.flush_log))
-DISK_LOSS_ACTIONS = (("RestartAfterDiskLoss", identity.restart_after_disk_loss),)
+STORAGE_ACTIONS = (("PowerLoss", faults.power_loss, ALIVE), ("FlushLog", storage.flush_log, ALIVE))
+DISK_LOSS_ACTIONS = (("RestartAfterDiskLoss", identity.restart_after_disk_loss, {R.DeadNoState}),)
 # faults may strike a server whose appends are not flushed yet; nothing else it does
 _FAULTS = frozenset(("RestartWithState", "CrashLoseState", "PowerLoss", "FlushLog"))
 
@@ -59,8 +63,8 @@ MESSAGE_ACTIONS = {
     MsgType.FetchResponse: (("HandleFetchResponse", replication.handle_fetch_response),),
 }
 PAIR_ACTIONS = (
-    ("SendFetchRequest", replication.send_fetch_request),
-    ("ResendBeginQuorumEpochRequest", begin_quorum.resend_begin_quorum_epoch_request),
+    ("SendFetchRequest", replication.send_fetch_request, {R.Follower, R.Unattached}),
+    ("ResendBeginQuorumEpochRequest", begin_quorum.resend_begin_quorum_epoch_request, {R.Leader}),
 )
 
 # Next's actions, in the reference's order (coverage lists never-enabled ones too)
@@ -106,17 +110,21 @@ class QuorumModel:
             self.pair_subsets = tuple(frozenset(c) for r in range(len(pairs) + 1)
                                       for c in combinations(pairs, r))
 
-        server_actions = [(n, f) for n, f in SERVER_ACTIONS
-                          if flags.pre_vote or n != "ConcludePreVote"]
+        server_actions = [a for a in SERVER_ACTIONS if flags.pre_vote or a[0] != "ConcludePreVote"]
         if self.storage:
             server_actions += list(STORAGE_ACTIONS)
         if self.node_id_identity:
             server_actions += list(DISK_LOSS_ACTIONS)
-        self._server_actions = tuple(server_actions)
+        # per role, the server actions (and the pair actions) that may be enabled
+        self._by_role = {r: tuple(f for _, f, roles in server_actions if r in roles) for r in Role}
+        self._faults_by_role = {r: tuple(f for n, f, roles in server_actions
+                                         if r in roles and n in _FAULTS) for r in Role}
+        self._pairs_by_role = {r: tuple(f for _, f, roles in PAIR_ACTIONS if r in roles)
+                               for r in Role}
         self._held = self.storage and self.flush_before_fetch
         self.action_names = tuple(n for n in REFERENCE_ACTIONS
                                   if flags.pre_vote or n != "ConcludePreVote") + tuple(
-            n for n, _ in server_actions if n not in REFERENCE_ACTIONS)
+            n for n, _, _ in server_actions if n not in REFERENCE_ACTIONS)
         ids = range(1, self.max_servers + 1)
         self._acts = {}
         for name in self.action_names:
@@ -199,27 +207,26 @@ class QuorumModel:
         held = ()
         if self._held:
             held = frozenset(s for s in range(1, n + 1) if storage.unflushed(st, s))
+        roles = st.state
         for s in range(1, n + 1):
-            if s in held:
-                for name, fn in self._server_actions:
-                    if name in _FAULTS:
-                        fn(self, st, s, out)
-                continue
-            for _, fn in self._server_actions:
+            table = self._faults_by_role if s in held else self._by_role
+            for fn in table[roles[s - 1]]:
                 fn(self, st, s, out)
         dead = Role.DeadNoState
         for m in st.net_messages:
-            if st.state[m.dest - 1] == dead or m.dest in held:
+            if roles[m.dest - 1] == dead or m.dest in held:
                 continue
             for _, fn in MESSAGE_ACTIONS[m.type]:
                 fn(self, st, m, out)
         for s in range(1, n + 1):
             if s in held:
                 continue
-            for peer in range(1, n + 1):
-                if s != peer:
-                    for _, fn in PAIR_ACTIONS:
-                        fn(self, st, s, peer, out)
+            fns = self._pairs_by_role[roles[s - 1]]
+            if fns:
+                for peer in range(1, n + 1):
+                    if s != peer:
+                        for fn in fns:
+                            fn(self, st, s, peer, out)
         return out
 
     def successors_of(self, st, action: Action) -> list:
