@@ -28,6 +28,23 @@ def has_majority_connection(st, s: int, conn: frozenset) -> bool:
     return n >= len(members) // 2
 
 
+def majority_links(model, st) -> list:
+    """Per live voter s: (the pairs with the members HasMajorityConnectionToMembers
+    counts, how many of them it needs), so that elections_can_progress(conn)
+    is the number of entries with len(links & conn) >= need."""
+    out = []
+    for s in range(1, len(st.server_ids) + 1):
+        if not is_voter(st, s):
+            continue
+        members = at(st.config, s).members
+        epoch = at(st.current_epoch, s)
+        links = frozenset((s, m) if s < m else (m, s) for m in members
+                          if m != s and epoch >= at(st.current_epoch, m)
+                          and at(st.state, m) != Role.DeadNoState)
+        out.append((links, len(members) // 2))
+    return out
+
+
 def elections_can_progress(model, st, conn: frozenset) -> int:
     """LIVENESS_ElectionsCanProgress(conn): how many live voters keep a
     majority of their configuration connected (1 without TestLiveness)."""
