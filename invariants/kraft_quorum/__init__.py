@@ -41,8 +41,13 @@ _SOMETIMES = (
      lambda m: m.variant_flags.pre_vote),
     ("ServerLostState", lambda m: witnesses.server_lost_state, ("state",),
      "a server crashed and lost its disk", lambda m: m.constants["MaxPermCrashes"] > 0),
-    ("MajorityLostPower", witnesses.majority_lost_power, ("power_losses",),
-     "a majority of the initial voters lost power",
+    ("ReplacementVoter", lambda m: witnesses.replacement_voter, ("server_ids", "state", "config"),
+     "a server started on the host of a server that lost its disk is a voter of a committed "
+     "configuration",
+     lambda m: m.constants["MaxPermCrashes"] > 0 and m.constants["MaxAddReconfigs"] > 0
+     and m.max_servers > m.init_size),
+    ("MajorityLostPowerAfterAck", witnesses.majority_lost_power, ("lost_power_acked",),
+     "a majority of the initial voters lost power while a value was acknowledged",
      lambda m: m.storage and 2 * m.constants["MaxPowerLosses"] > m.init_size),
     ("UnflushedEntriesLost", lambda m: witnesses.unflushed_entries_lost, ("lost_unflushed",),
      "a power loss dropped entries a server had appended but not flushed", lambda m: m.storage),

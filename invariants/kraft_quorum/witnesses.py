@@ -42,14 +42,27 @@ def server_lost_state(st) -> bool:
     return Role.DeadNoState in st.state
 
 
+def replacement_voter(st) -> bool:
+    """ReplacementVoter: a server started on the host of a server that lost its
+    disk is a voter of a committed configuration (KIP-853's disk replacement)."""
+    dead_hosts = {st.server_ids[d].host for d in range(len(st.state))
+                  if st.state[d] == Role.DeadNoState}
+    if not dead_hosts:
+        return False
+    replacements = {s + 1 for s in range(len(st.state))
+                    if st.state[s] != Role.DeadNoState and st.server_ids[s].host in dead_hosts}
+    return any(c.committed and c.members & replacements for c in st.config)
+
+
 def majority_lost_power(model):
-    """MajorityLostPower: a majority of the initial voters lost power."""
+    """MajorityLostPowerAfterAck: a majority of the initial voters lost power
+    while a value was acknowledged."""
     n = model.init_size
 
-    def MajorityLostPower(st) -> bool:
-        return 2 * sum(1 for c in st.power_losses[:n] if c) > n
+    def MajorityLostPowerAfterAck(st) -> bool:
+        return 2 * sum(1 for s in st.lost_power_acked if s <= n) > n
 
-    return MajorityLostPower
+    return MajorityLostPowerAfterAck
 
 
 def unflushed_entries_lost(st) -> bool:

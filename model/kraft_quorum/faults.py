@@ -100,4 +100,6 @@ def power_loss(model, st, s: int, out: list) -> None:
             else:
                 ch["config"] = put(st.config, s, NO_CONFIG)
     ch["power_losses"] = put(st.power_losses, s, at(st.power_losses, s) + 1)
+    if st.inv_pos_acked and s not in st.lost_power_acked:
+        ch["lost_power_acked"] = st.lost_power_acked | {s}
     out.append((model.act("PowerLoss", s), st._replace(**ch)))

@@ -193,7 +193,8 @@ class QuorumModel:
             aux_ctrs=AuxCtrs(0, 0, 0, 0, 0, 0, 0),
             aux_disk_id_gen=0)
         if self.storage:
-            values.update(flushed=(1,) * n, power_losses=(0,) * n, lost_unflushed=False)
+            values.update(flushed=(1,) * n, power_losses=(0,) * n, lost_unflushed=False,
+                          lost_power_acked=EMPTY)
         return [self._state_class(**values)]
 
     # ---- Next ----------------------------------------------------------------
@@ -315,4 +316,5 @@ _CONVERTERS = {
     "flushed": tuple,
     "power_losses": tuple,
     "lost_unflushed": bool,
+    "lost_power_acked": frozenset,
 }

@@ -39,12 +39,14 @@ def end_offset_for_epoch(log: tuple, epoch: int) -> tuple[int, int]:
     return 0, 0
 
 
-def valid_fetch_position(log: tuple, m) -> bool:
-    """ValidFetchPosition: the follower's position agrees with the leader's log."""
-    if m.fetch_offset == 1:
-        return True
+def valid_fetch_position(log: tuple, m) -> int:
+    """ValidFetchPosition: whether the follower's position agrees with the
+    leader's log, as the number of its two disjuncts that hold (a fetch from
+    offset 1, or one at most one past the end of its last fetched epoch):
+    AcceptFetchRequest names it as a conjunct, so TLC makes a successor for
+    each."""
     offset, epoch = end_offset_for_epoch(log, m.last_fetched_epoch)
-    return m.fetch_offset <= offset + 1 and m.last_fetched_epoch == epoch
+    return (m.fetch_offset == 1) + (m.fetch_offset <= offset + 1 and m.last_fetched_epoch == epoch)
 
 
 def truncate_log(log: tuple, m) -> tuple:
@@ -212,7 +214,8 @@ def accept_fetch_request(model, st, m, out: list) -> None:
     if peer not in config.members:
         return
     log = at(st.log, s)
-    if not valid_fetch_position(log, m):
+    times = valid_fetch_position(log, m)
+    if not times:
         return
     entries = () if m.fetch_offset > len(log) else (log[m.fetch_offset - 1],)
     action = model.act("AcceptFetchRequest", s, peer)
@@ -257,7 +260,7 @@ def accept_fetch_request(model, st, m, out: list) -> None:
     if net is None:
         return
     ch.update(net)
-    out.append((action, st._replace(**ch)))
+    out.extend([(action, st._replace(**ch))] * times)
 
 
 # ---- fetch responses -------------------------------------------------------------

@@ -214,7 +214,7 @@ class QuorumState(NamedTuple):
 
 class StorageQuorumState(NamedTuple):
     """QuorumState and the storage refinement (storage.py): what each server
-    has flushed, its power losses, and a ghost flag for the witnesses."""
+    has flushed, its power losses, and ghosts for the witnesses."""
 
     server_ids: tuple
     net_messages: frozenset
@@ -240,6 +240,7 @@ class StorageQuorumState(NamedTuple):
     flushed: tuple                 # server -> the offset up to which its log is on disk
     power_losses: tuple            # server -> its power losses (in all, at most MaxPowerLosses)
     lost_unflushed: bool           # ghost: a power loss dropped appended entries
+    lost_power_acked: frozenset    # ghost: servers that lost power while a value was acknowledged
 
 
 VARIABLES: tuple[str, ...] = QuorumState._fields

@@ -753,6 +753,10 @@ class KraftQuorumView(TraceView):
                 for f, x, y in zip(state.aux_ctrs._fields, prev.aux_ctrs, state.aux_ctrs) if x != y))
         if getattr(state, "lost_unflushed", False) and not prev.lost_unflushed:
             lines.append("ghost: a power loss dropped entries that were not flushed")
+        new = getattr(state, "lost_power_acked", frozenset()) - getattr(prev, "lost_power_acked", frozenset())
+        if new:
+            lines.append(f"ghost: {', '.join(sname(x) for x in sorted(new))} lost power while a value "
+                         "was acknowledged")
         return lines
 
     def _summary(self, st, s: int) -> str:
