@@ -38,7 +38,7 @@ as in the reference; TestLiveness adds the reference's liveness conditions.
 from __future__ import annotations
 
 from model.base import ModelDef
-from model.kraft_quorum.config import CONSTANTS, VARIANTS
+from model.kraft_quorum.config import CONSTANTS, VARIANTS, budget
 
 
 def build(variant: str, constants: dict):
@@ -52,4 +52,5 @@ MODEL = ModelDef(
     doc="KRaft's controller quorum (KIP-595 Raft, KIP-853 dynamic voters, KIP-996 pre-vote)",
     variants={name: CONSTANTS for name in VARIANTS},
     build=build,
+    budget=budget,
 )

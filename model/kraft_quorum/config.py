@@ -154,3 +154,33 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
         raise ModelConfigError(f"{where}: VoterFlush = {cfg['VoterFlush']!r} needs MaxPowerLosses "
                                f"> 0 (without power losses nothing unflushed is ever lost)")
     return VARIANTS[variant], cfg
+
+
+def budget(constants: dict, defaults: dict) -> str:
+    """ModelDef.budget: a spec's constants in a few words for the result
+    tables - sizes, values, every fault and disruption limit, the epoch
+    limit, liveness mode, and the constants beyond the reference where set."""
+    c = {**defaults, **constants}
+    init, lo, hi = c["InitClusterSize"], c["MinClusterSize"], c["MaxClusterSize"]
+    sizes = f"{init} voters" + (f" ({lo}..{hi})" if (lo, hi) != (init, init) else "")
+    parts = [sizes, f"{c['MaxSpawnedServers']} servers", f"{len(c['Hosts'])} hosts",
+             f"{len(c['Value'])} value{'s' if len(c['Value']) != 1 else ''}"]
+    if not c["TestLiveness"]:
+        parts.append(f"MaxEpoch {c['MaxEpoch']}")
+    for name, label in (("MaxRestarts", "restarts"), ("MaxPermCrashes", "disk losses"),
+                        ("MaxPowerLosses", "power losses"), ("MaxAddReconfigs", "AddVoter"),
+                        ("MaxRemoveReconfigs", "RemoveVoter"),
+                        ("MaxConnectivityChanges", "network changes"),
+                        ("MaxDisruptiveElectionTriggers", "disruptive timeouts")):
+        if c[name]:
+            parts.append(f"{label} {c[name]}")
+    if c["MaxValuesPerEpoch"] != 1:
+        parts.append(f"{c['MaxValuesPerEpoch']} values per epoch")
+    parts.append("TestLiveness " + str(c["TestLiveness"]).lower())
+    if c["MaxPowerLosses"]:
+        parts.append(f"flush {c['VoterFlush']}")
+    if c["VoterIdentity"] != "disk_id":
+        parts.append(f"identity {c['VoterIdentity']}")
+    if c["Mutants"]:
+        parts.append("Mutants " + ", ".join(c["Mutants"]))
+    return "; ".join(parts)
