@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model.base import Constant, ModelConfigError
+from model.constants import resolve_constants
 
 VOTER_FLUSH = ("before_fetch", "lazy")
 VOTER_IDENTITY = ("disk_id", "node_id")
@@ -96,34 +97,7 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if variant not in VARIANTS:
         raise ModelConfigError(f"kraft_quorum: unknown variant {variant!r} "
                                f"(known: {', '.join(VARIANTS)})")
-    known = {c.name: c for c in CONSTANTS}
-    unknown = sorted(set(constants) - set(known))
-    if unknown:
-        raise ModelConfigError(f"{where}: unknown constant(s) {', '.join(unknown)} "
-                               f"(known: {', '.join(known)})")
-    cfg = {c.name: constants.get(c.name, c.default) for c in CONSTANTS}
-    for c in CONSTANTS:
-        val = cfg[c.name]
-        if c.type is int:
-            if isinstance(val, bool) or not isinstance(val, int) or val < 0:
-                raise ModelConfigError(f"{where}: {c.name} must be a natural number, got {val!r}")
-        elif c.type is bool:
-            if not isinstance(val, bool):
-                raise ModelConfigError(f"{where}: {c.name} must be true or false, got {val!r}")
-        elif c.type is str:
-            if val not in _STR_CHOICES[c.name]:
-                raise ModelConfigError(f"{where}: {c.name} must be one of "
-                                       f"{', '.join(_STR_CHOICES[c.name])}, got {val!r}")
-        else:
-            if (not isinstance(val, (list, tuple))
-                    or not all(isinstance(x, str) and x for x in val)):
-                raise ModelConfigError(f"{where}: {c.name} must be a list of non-empty strings, "
-                                       f"got {val!r}")
-            if len(set(val)) != len(val):
-                dup = sorted({x for x in val if list(val).count(x) > 1})
-                raise ModelConfigError(f"{where}: {c.name} names {', '.join(dup)} more than once "
-                                       f"(it is a set)")
-            cfg[c.name] = list(val)
+    cfg = resolve_constants(where, CONSTANTS, constants, _STR_CHOICES)
     init, lo, hi = cfg["InitClusterSize"], cfg["MinClusterSize"], cfg["MaxClusterSize"]
     hosts, spawned = cfg["Hosts"], cfg["MaxSpawnedServers"]
     if init < 1:
