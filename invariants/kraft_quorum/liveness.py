@@ -7,7 +7,13 @@ the client, reconfiguration, connectivity and new servers, per server
 The reference's own readings are kept: ConfigAllOrNothing looks for the
 configuration in the leader's log, not in each member's (a member counts
 when the leader has it committed, or is disconnected or dead); the leader
-itself always counts (Connected(s, s) is FALSE).
+itself always counts (Connected(s, s) is FALSE). Its ids,
+1..(MaxAddReconfigs + MaxRemoveReconfigs), start with the initial
+configuration's (InitClusterCommand, id 1; each reconfiguration takes the
+next id), so the last reconfiguration is never checked, and config_id 1,
+at offset 1 of every log, holds whenever a current leader's high watermark
+has passed it: with one reconfiguration the property asks for a current
+leader again and again.
 """
 from __future__ import annotations
 
@@ -139,7 +145,10 @@ def quorum_temporal(model) -> list[TemporalProperty]:
             reads=("server_ids", "state", "current_epoch", "config", "log", "hwm",
                    "net_connectivity"),
             quantifier="\\A config_id \\in 1..(MaxAddReconfigs + MaxRemoveReconfigs)",
-            never=lambda i, st: f"configuration {i} stays half-done for ever"),
+            # id 1 is the initial configuration: there a failure means no current
+            # leader (or one short of offset 1), not a half-done reconfiguration
+            never=lambda i, st: f"configuration #{i} is never settled at a current leader "
+                                f"(committed, or absent, as far as its connected live members go)"),
         TemporalProperty(
             "EventuallyLeaderElected",
             single(LeadsTo(no_functional_leader, functional_leader_exists)),
@@ -154,5 +163,6 @@ def quorum_temporal(model) -> list[TemporalProperty]:
             "prospective servers",
             reads=("server_ids", "state", "config", "net_connectivity"),
             quantifier="\\A s \\in AllServers",
-            never=lambda s, st: f"server {s} stays Prospective while it reaches a server that is not"),
+            never=lambda s, st: f"server {s} stays Prospective for ever, though it reaches a member "
+                                f"that is not Prospective"),
     ]
