@@ -2,7 +2,8 @@
 # all tests, then every [expect] of specs/: the whole regression set, what CI runs).
 # Also: `make regress` (the whole set alone, each spec on the default engine,
 # auto, and on the engines its `engines` names), `make regress-quick` (the quick
-# set, a few seconds) and `make readme` (regenerate README.md's result tables).
+# set: small configurations and every seeded bug) and `make readme` (regenerate
+# README.md's result tables).
 # Both create .venv and install the project into it when needed; when it is
 # already set up they only compare two timestamps.
 PYTHON ?= python3

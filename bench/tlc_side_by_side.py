@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kmc's local engine against TLC, one core each, on complete state spaces (issue 13).
+"""kmc against TLC, one core each, on complete state spaces.
 
 For each configuration kmc explores every reachable state (no depth bound) and
 the script prints distinct, generated, depth (steps), wall time, distinct and
@@ -12,6 +12,8 @@ counts differ (the comparison is then void). The load average is printed
 before and after.
 
     .venv/bin/python bench/tlc_side_by_side.py --kmc-only                   # A and B, kmc alone
+    .venv/bin/python bench/tlc_side_by_side.py --configs Q1,Q2,Q3 --tlc-jar JAR \
+        --reference-spec DIR --tlc-run-script ../shared/tools/tlc/run.sh   # the KRaft quorum
     .venv/bin/python bench/tlc_side_by_side.py --configs A \\
         --tlc-jar ~/tlc/tla2tools.jar --reference-spec KAFKA_TLAPLUS_GIT_DIR  # ~50 s
     .venv/bin/python bench/tlc_side_by_side.py --tlc-jar JAR --reference-spec DIR \\
@@ -61,6 +63,27 @@ CONFIGS: dict[str, dict] = {
                         "InitIsrSize": 2, "NoDataLossShutdownLimit": 1, "DataLossShutdownLimit": 0,
                         "FenceBrokerLimit": 0, "LeaderShrinkIsrLimit": 1, "ReassignmentLimit": 0},
           "tlc": {"distinct": 356_872, "generated": 886_915, "depth": 40}},
+    # The KRaft controller quorum (kraft_quorum, reference kraft/kip_996), rows of
+    # tests/conformance/data/quorum-tlc.json: two voters, one disruptive
+    # election trigger, elections up to epoch 2 (q-h2-disrupt); three servers
+    # growing from two voters to three (q-h3-add); two voters and a disk loss
+    # (q-h2-crash).
+    "Q1": {"model": "kraft_quorum", "variant": "kip996",
+           "constants": {"Hosts": ["h1", "h2"], "Value": ["v1"], "InitClusterSize": 2,
+                         "MinClusterSize": 2, "MaxClusterSize": 2, "MaxSpawnedServers": 2,
+                         "MaxEpoch": 2, "TestLiveness": False, "MaxRestarts": 0, "MaxPermCrashes": 0,
+                         "MaxAddReconfigs": 0, "MaxRemoveReconfigs": 0, "MaxConnectivityChanges": 0,
+                         "MaxDisruptiveElectionTriggers": 1, "MaxValuesPerEpoch": 1},
+           "tlc": {"distinct": 372_332, "generated": 907_745, "depth": 48}},
+    "Q2": {"model": "kraft_quorum", "variant": "kip996",
+           "constants": {"Hosts": ["h1", "h2", "h3"], "Value": ["v1"], "InitClusterSize": 2,
+                         "MinClusterSize": 2, "MaxClusterSize": 3, "MaxSpawnedServers": 3,
+                         "MaxEpoch": 2, "TestLiveness": False, "MaxRestarts": 0, "MaxPermCrashes": 0,
+                         "MaxAddReconfigs": 1, "MaxRemoveReconfigs": 0, "MaxConnectivityChanges": 0,
+                         "MaxDisruptiveElectionTriggers": 0, "MaxValuesPerEpoch": 1},
+           "tlc": {"distinct": 56_786, "generated": 133_593, "depth": 39}},
+    "Q3": {"model": "kraft_quorum", "variant": "kip996", "row": "q-h2-crash",
+           "constants": None, "tlc": None},
     # A few hundred states, for the script's own test (reference kip966-b2s1).
     "tiny": {"variant": "kip966",
              "constants": {"BrokerCount": 2, "InitReplicationFactor": 2, "Values": ["A"], "MinISR": 1,
@@ -68,7 +91,31 @@ CONFIGS: dict[str, dict] = {
                            "FenceBrokerLimit": 0, "LeaderShrinkIsrLimit": 1, "ReassignmentLimit": 0},
              "tlc": {"distinct": 367, "generated": 718, "depth": 17}},
 }
-FOLDER = {"kip966": "kip-966", "v3_5": "v3.5"}  # kmc variant -> the reference's folder
+# (model, variant) -> the reference's folder
+FOLDER = {("kraft", "kip966"): "kafka_data_replication/kraft/kip-966",
+          ("kraft", "v3_5"): "kafka_data_replication/kraft/v3.5",
+          ("kraft_quorum", "kip996"): "kraft/kip_996"}
+# a quorum configuration may name a row of the conformance data instead
+QUORUM_FIGURES = ROOT / "tests" / "conformance" / "data" / "quorum-tlc.json"
+
+
+def model_of(cfg: dict) -> str:
+    return cfg.get("model", "kraft")
+
+
+def folder_of(cfg: dict) -> str:
+    return FOLDER[(model_of(cfg), cfg["variant"])]
+
+
+def resolve_row(cfg: dict) -> dict:
+    """A configuration that names a conformance row takes its constants and TLC's figures."""
+    if cfg.get("row") is None:
+        return cfg
+    rows = {r["name"]: r for r in json.loads(QUORUM_FIGURES.read_text())}
+    row = rows[cfg["row"]]
+    return {**cfg, "constants": row["constants"],
+            "tlc": {"distinct": row["distinct"], "generated": row["generated"],
+                    "depth": row["levels"] - 1}}
 
 
 class Fail(Exception):
@@ -109,7 +156,8 @@ def toml_value(v) -> str:
 
 
 def write_kmc_spec(name: str, cfg: dict, folder: Path) -> Path:
-    lines = ['model = "kraft"', f'variant = "{cfg["variant"]}"', "check_deadlock = false", "", "[constants]"]
+    lines = [f'model = "{model_of(cfg)}"', f'variant = "{cfg["variant"]}"', "check_deadlock = false", "",
+             "[constants]"]
     lines += [f"{k} = {toml_value(v)}" for k, v in cfg["constants"].items()]
     path = folder / f"bench-{name}.toml"
     path.write_text("\n".join(lines) + "\n")
@@ -147,9 +195,9 @@ def tla_value(v) -> str:
     raise Fail(f"constant value {v!r} has no TLA+ form here")
 
 
-def extract_spec(reference: Path, folder_name: str, dest: Path) -> None:
+def extract_spec(reference: Path, sub: str, dest: Path) -> None:
     """The variant's folder of the reference into dest (from a git dir or a checkout)."""
-    sub = f"kafka_data_replication/kraft/{folder_name}"
+    depth = len(Path(sub).parts)
     if (reference / sub).is_dir():
         shutil.copytree(reference / sub, dest, dirs_exist_ok=True)
         return
@@ -160,18 +208,18 @@ def extract_spec(reference: Path, folder_name: str, dest: Path) -> None:
     with tarfile.open(fileobj=io.BytesIO(arch.stdout)) as tar:
         for m in tar.getmembers():
             parts = Path(m.name).parts
-            if len(parts) <= 3 or not (m.isfile() or m.isdir()):
+            if len(parts) <= depth or not (m.isfile() or m.isdir()):
                 continue
-            m.name = str(Path(*parts[3:]))
+            m.name = str(Path(*parts[depth:]))
             tar.extract(m, dest, filter="data")
 
 
 def write_tlc_config(cfg: dict, spec_dir: Path) -> str:
     """MC.cfg: the reference's own .cfg with the constants set and the VIEW off; returns the main module."""
-    mains = sorted(spec_dir.glob("kafka_replication_*.tla"))
-    cfgs = sorted(spec_dir.glob("*.cfg"))
+    cfgs = sorted(c for c in spec_dir.glob("*.cfg") if "liveness" not in c.name)
+    mains = [c.with_suffix(".tla") for c in cfgs if c.with_suffix(".tla").exists()]
     if not mains or not cfgs:
-        raise Fail(f"no kafka_replication_*.tla and .cfg in the reference's {FOLDER[cfg['variant']]} folder")
+        raise Fail(f"no .tla beside its .cfg in the reference's {folder_of(cfg)} folder")
     text = cfgs[0].read_text()
     for name, value in cfg["constants"].items():
         text, n = re.subn(rf"^(\s*){name} = .*$", lambda m: f"{m.group(1)}{name} = {tla_value(value)}",
@@ -186,7 +234,9 @@ def write_tlc_config(cfg: dict, spec_dir: Path) -> str:
 
 def tlc_command(args, cfg: dict, work: Path) -> tuple[list[str], Path, Path, Path]:
     """The TLC command, its working folder, the file for its stdout and TLC's log."""
-    folder = FOLDER[cfg["variant"]]
+    folder = folder_of(cfg)
+    if folder.startswith("kafka_data_replication/kraft/"):
+        folder = folder.rsplit("/", 1)[1]  # run.sh's name for the replication variants
     log = work / "tlc.log"
     if args.tlc_run_script:
         consts = ";".join(f"{k}={tla_value(v)}" for k, v in cfg["constants"].items())
@@ -196,7 +246,7 @@ def tlc_command(args, cfg: dict, work: Path) -> tuple[list[str], Path, Path, Pat
         return cmd, work, work / "run.out", log  # run.sh writes work/tlc.log itself
     spec_dir = work / "spec"
     spec_dir.mkdir()
-    extract_spec(Path(args.reference_spec), folder, spec_dir)
+    extract_spec(Path(args.reference_spec), folder_of(cfg), spec_dir)
     main = write_tlc_config(cfg, spec_dir)
     cmd = pin(args.tlc_cpu) + ["java", "-XX:+UseParallelGC", f"-Xmx{args.tlc_heap}", "-cp", args.tlc_jar,
                                 "tlc2.TLC", "-workers", "1", "-deadlock", "-metadir", str(work / "states"),
@@ -282,7 +332,8 @@ def run_config(args, name: str, cfg: dict, with_tlc: bool) -> dict:
         load_after = os.getloadavg()
         kmc = rates({**kmc_result(procs["kmc"]), "wall_s": procs["kmc"]["wall_s"],
                      "peak_rss_kb": procs["kmc"]["peak_rss_kb"]})
-        row = {"config": name, "variant": cfg["variant"], "constants": cfg["constants"], "kmc": kmc,
+        row = {"config": name, "model": model_of(cfg), "variant": cfg["variant"],
+               "constants": cfg["constants"], "kmc": kmc,
                "tlc": None, "loadavg_before": load_before, "loadavg_after": load_after}
         if with_tlc:
             if procs["tlc"]["exit"] != 0 and args.tlc_run_script is None:
@@ -389,13 +440,14 @@ def main(argv=None) -> int:
     try:
         for name in args.names:
             for i in range(args.repeat):
-                row = run_config(args, name, CONFIGS[name], with_tlc)
+                cfg = resolve_row(CONFIGS[name])
+                row = run_config(args, name, cfg, with_tlc)
                 row["run"] = i + 1
                 rows.append(row)
                 print(line(name, "kmc", row["kmc"]))
                 if row["tlc"]:
                     print(line(name, "TLC", row["tlc"]) + f"   TLC wall / kmc wall {row['tlc_wall_over_kmc_wall']:.2f}")
-                bad = mismatches(row, CONFIGS[name]["tlc"])
+                bad = mismatches(row, cfg["tlc"])
                 row["counts_equal"] = not bad
                 if bad:
                     void.append(f"{name} run {i + 1}: " + "; ".join(bad))

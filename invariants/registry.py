@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from invariants import examples, temporal_examples
-from invariants import kraft, zk
+from invariants import kraft, kraft_quorum, zk
 from invariants.kraft import liveness as kraft_liveness
+from invariants.kraft_quorum import liveness as quorum_liveness
 from invariants.temporal import TemporalProperty
 from model.base import Property
 
@@ -19,6 +20,7 @@ PROPERTIES: dict[str, Callable[[Any], list[Property]]] = {
     "randgraph": examples.randgraph_properties,
     "kraft": kraft.kraft_properties,
     "zk": zk.zk_properties,
+    "kraft_quorum": kraft_quorum.quorum_properties,
 }
 
 # model name -> (function(model) -> its temporal properties,
@@ -28,6 +30,7 @@ TEMPORAL: dict[str, tuple[Callable[[Any], list[TemporalProperty]], Callable[[Any
     "twophase": (temporal_examples.twophase_temporal, None),
     "diehard": (temporal_examples.diehard_temporal, None),
     "kraft": (kraft_liveness.kraft_temporal, kraft_liveness.reference_fairness),
+    "kraft_quorum": (quorum_liveness.quorum_temporal, quorum_liveness.reference_fairness),
 }
 
 

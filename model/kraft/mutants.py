@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from model.base import ModelConfigError
+from model.constants import mutant_flags as flags_for
 
 # name -> (reference site, what the mutant does)
 MUTANTS: dict[str, tuple[str, str]] = {
@@ -109,9 +109,4 @@ assert tuple(MUTANTS) == MutantFlags._fields
 
 def mutant_flags(names) -> MutantFlags:
     """The flags for a list of mutant names; unknown names are bad input."""
-    unknown = [n for n in names if n not in MUTANTS]
-    if unknown:
-        raise ModelConfigError(
-            f"kraft: unknown mutant(s) {', '.join(map(repr, unknown))} "
-            f"(known: {', '.join(MUTANTS)})")
-    return MutantFlags(**{n: True for n in names})
+    return flags_for("kraft", MUTANTS, MutantFlags, names)

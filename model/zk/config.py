@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model.base import Constant, ModelConfigError
+from model.constants import resolve_constants
 
 ELECTIONS = ("registration", "controller")
 BROKER_EPOCHS = ("none", "kip380", "kraft")
@@ -84,34 +85,8 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     assumption checked; ModelConfigError otherwise."""
     if variant not in VARIANTS:
         raise ModelConfigError(f"zk: unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
-    known = {c.name: c for c in CONSTANTS}
-    unknown = sorted(set(constants) - set(known))
-    if unknown:
-        raise ModelConfigError(f"zk/{variant}: unknown constant(s) {', '.join(unknown)} "
-                               f"(known: {', '.join(known)})")
-    cfg = {c.name: constants.get(c.name, c.default) for c in CONSTANTS}
     where = f"zk/{variant}"
-    for c in CONSTANTS:
-        val = cfg[c.name]
-        if c.type is int:
-            if isinstance(val, bool) or not isinstance(val, int) or val < 0:
-                raise ModelConfigError(f"{where}: {c.name} must be a natural number, got {val!r}")
-        elif c.type is bool:
-            if not isinstance(val, bool):
-                raise ModelConfigError(f"{where}: {c.name} must be true or false, got {val!r}")
-        elif c.type is str:
-            choices = _STR_CHOICES[c.name]
-            if val not in choices:
-                raise ModelConfigError(f"{where}: {c.name} must be one of {', '.join(choices)}, "
-                                       f"got {val!r}")
-        else:
-            if (not isinstance(val, (list, tuple)) or not val
-                    or not all(isinstance(x, str) and x for x in val)):
-                raise ModelConfigError(f"{where}: Values must be a non-empty list of non-empty "
-                                       f"strings, got {val!r}")
-            if len(set(val)) != len(val):
-                raise ModelConfigError(f"{where}: Values must be unique, got {list(val)!r}")
-            cfg[c.name] = list(val)
+    cfg = resolve_constants(where, CONSTANTS, constants, _STR_CHOICES, nonempty=("Values",))
     n, rf = cfg["BrokerCount"], cfg["ReplicationFactor"]
     if not 1 <= n <= MAX_BROKERS:
         raise ModelConfigError(f"{where}: BrokerCount must be in 1..{MAX_BROKERS}, got {n}")

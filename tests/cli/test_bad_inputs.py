@@ -15,6 +15,7 @@ from checker.front.cli import cli
 ROOT = Path(__file__).resolve().parents[2]
 DIEHARD = str(ROOT / "specs" / "toy-diehard.toml")
 KRAFT = 'model = "kraft"\nvariant = "kip966"\n'
+QUORUM = 'model = "kraft_quorum"\nvariant = "kip996"\n'
 ZK = 'model = "zk"\nvariant = "leader_epoch"\n'
 
 # name -> (spec text or bytes, extra args, a fragment of the error line)
@@ -84,6 +85,21 @@ SPECS = {
     "zk RF above BrokerCount": (ZK + "[constants]\nBrokerCount = 2\nReplicationFactor = 3\n", [],
                                 "ReplicationFactor"),
     "zk no values": (ZK + "[constants]\nValues = []\n", [], "Values"),
+    "quorum unknown constant": (QUORUM + "[constants]\nBrokerCount = 3\n", [], "BrokerCount"),
+    "quorum Hosts shorter than InitClusterSize": (
+        QUORUM + '[constants]\nHosts = ["h1", "h2"]\nMaxClusterSize = 3\nMaxSpawnedServers = 3\n', [],
+        "fewer than InitClusterSize"),
+    "quorum Hosts shorter than MaxClusterSize": (
+        QUORUM + '[constants]\nHosts = ["h1", "h2", "h3"]\nMaxSpawnedServers = 3\n', [],
+        "fewer than MaxClusterSize"),
+    "quorum MinClusterSize above MaxClusterSize": (
+        QUORUM + "[constants]\nMinClusterSize = 4\nMaxClusterSize = 3\n", [], "MinClusterSize (4)"),
+    "quorum duplicate values": (QUORUM + '[constants]\nValue = ["v1", "v1"]\n', [], "v1 more than once"),
+    "quorum Hosts not a list": (QUORUM + '[constants]\nHosts = "h1"\n', [], "Hosts"),
+    "quorum VoterFlush without power losses": (QUORUM + '[constants]\nVoterFlush = "lazy"\n', [],
+                                               "MaxPowerLosses"),
+    "quorum unknown variant": ('model = "kraft_quorum"\nvariant = "kip595"\n', [], "kip595"),
+    "quorum unknown mutant": (QUORUM + '[constants]\nMutants = ["nope"]\n', [], "nope"),
 }
 
 # name -> (args after `check SPEC`, a fragment of the error line)

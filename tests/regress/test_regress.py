@@ -147,8 +147,8 @@ def test_parallel_jobs_and_out_write_the_runs(specs, tmp_path):
 
 
 def test_every_project_spec_loads_and_the_quick_set_is_not_empty():
-    """`kmc regress specs/` exits 2 if a spec does not load; CI runs the quick
-    set, which must hold kraft specs and every seeded bug's spec."""
+    """`kmc regress specs/` exits 2 if a spec does not load; `make regress-quick`
+    runs the quick set, which must hold kraft specs and every seeded bug's spec."""
     quick = []
     for path in sorted(SPECS.rglob("*.toml")):
         if is_scenario(path):   # replayed by tests/scenarios and as a regress row

@@ -329,7 +329,7 @@ def test_from_plain_round_trip(variant, extra):
     (dict(ReplicationFactor=3), "ReplicationFactor"),
     (dict(ReplicationFactor=0), "ReplicationFactor"),
     (dict(Values=[]), "Values"),
-    (dict(Values=["A", "A"]), "unique"),
+    (dict(Values=["A", "A"]), "more than once"),
     (dict(Values=["A", "B", "C", "D", "E"]), "Values"),
     (dict(PowerLossLimit=-1), "PowerLossLimit"),
     (dict(ProcessCrashLimit=True), "ProcessCrashLimit"),

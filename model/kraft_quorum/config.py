@@ -1,0 +1,160 @@
+"""Constants and variants of the `kraft_quorum` model, and their validation.
+
+The reference's constants keep its names and its .cfg's values as defaults
+(kraft/kip_996/kraft_kip_996.cfg: 5 hosts, 3 values, every fault, TestLiveness
+TRUE); model-value sets are lists of names (`Hosts = ["h1", "h2", "h3"]`).
+The constants after them go beyond the reference, each defaulting to what
+the reference does (which, for these, is what Kafka does). Every assumption
+is checked here and raised as a ModelConfigError (exit 2) naming the
+constant.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model.base import Constant, ModelConfigError
+from model.constants import resolve_constants
+
+VOTER_FLUSH = ("before_fetch", "lazy")
+VOTER_IDENTITY = ("disk_id", "node_id")
+_STR_CHOICES = {"VoterFlush": VOTER_FLUSH, "VoterIdentity": VOTER_IDENTITY}
+
+REFERENCE_CONSTANTS = (
+    Constant("MaxEpoch", int, 3,
+             "TestLiveness FALSE: a server starts an election only below this epoch"),
+    Constant("MaxRestarts", int, 1, "restarts that keep the disk (RestartWithState)"),
+    Constant("MaxPermCrashes", int, 1,
+             "crashes that lose the disk for good (CrashLoseState; the host may come back as a "
+             "new server with a new disk id)"),
+    Constant("MaxValuesPerEpoch", int, 1, "client values a leader appends per epoch"),
+    Constant("MaxAddReconfigs", int, 2, "AddVoter commands a leader may accept"),
+    Constant("MaxRemoveReconfigs", int, 2, "RemoveVoter commands a leader may accept"),
+    Constant("MaxConnectivityChanges", int, 2,
+             "network changes: each makes any set of server pairs the connected ones"),
+    Constant("MaxDisruptiveElectionTriggers", int, 2,
+             "election timeouts and leader resignations without a cause (a fetch or election "
+             "timeout with a reason is never limited)"),
+    Constant("MaxSpawnedServers", int, 5,
+             "servers ever started, the initial ones included (server ids 1..MaxSpawnedServers)"),
+    Constant("InitClusterSize", int, 3, "voters of the initial configuration (servers 1..n)"),
+    Constant("MinClusterSize", int, 3, "RemoveVoter only from a configuration larger than this"),
+    Constant("MaxClusterSize", int, 5, "AddVoter only to a configuration smaller than this"),
+    Constant("Value", (list, str), ["v1", "v2", "v3"], "client values, each written at most once"),
+    Constant("Hosts", (list, str), ["h1", "h2", "h3", "h4", "h5"],
+             "hosts; initial server i runs on the i-th, a new server on any"),
+    Constant("TestLiveness", bool, True,
+             "the reference's liveness mode: no epoch limit, pre-vote counter, and the extra "
+             "conditions of kraft_kip_996_liveness.tla that keep a cluster able to progress"),
+)
+
+# Beyond the reference: each default is the reference's behaviour.
+STORAGE_CONSTANTS = (
+    Constant("MaxPowerLosses", int, 0,
+             "power losses (PowerLoss): the process stops and the unflushed suffix of the log is "
+             "lost; the flushed log and the quorum-state file (epoch, vote) are kept. 0: the model "
+             "tracks no flushing (the reference)"),
+    Constant("VoterFlush", str, "before_fetch",
+             "with MaxPowerLosses > 0: before_fetch (Kafka's KafkaRaftClient: a follower flushes "
+             "what it appended before its next Fetch reports it, a leader flushes its appends "
+             "before it handles the next Fetch) or lazy (a voter acknowledges before it flushes: "
+             "a flush is a step of its own)"),
+    Constant("VoterIdentity", str, "disk_id",
+             "disk_id (KIP-853: a voter is (id, directory id); a server that lost its disk comes "
+             "back as a new server, an observer until added) or node_id (a voter is its node id, "
+             "as a static quorum before KIP-853: a server that lost its disk rejoins as the same "
+             "voter with an empty log, RestartAfterDiskLoss)"),
+    Constant("Mutants", (list, str), [], "seeded protocol bugs (mutants.py); none by default"),
+)
+
+CONSTANTS = REFERENCE_CONSTANTS + STORAGE_CONSTANTS
+
+# Bounds that keep a run in what an explicit-state checker can do: every
+# connectivity change enumerates every subset of the server pairs.
+MAX_SERVERS = 9
+MAX_SERVERS_WITH_CONNECTIVITY = 6
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How the variants differ (read by elections.py)."""
+
+    name: str
+    # KIP-996: a timeout makes a voter Prospective, asking for pre-votes in its
+    # epoch; only a pre-vote majority starts an election. Without it (Kafka 3.9,
+    # KIP-853 alone) a timeout starts an election in a new epoch at once.
+    pre_vote: bool
+
+
+KIP996 = Variant("kip996", pre_vote=True)
+KIP853 = Variant("kip853", pre_vote=False)
+VARIANTS = {v.name: v for v in (KIP996, KIP853)}
+
+
+def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
+    """The variant and the complete constants (defaults filled in), every
+    assumption checked; ModelConfigError otherwise."""
+    where = f"kraft_quorum/{variant}"
+    if variant not in VARIANTS:
+        raise ModelConfigError(f"kraft_quorum: unknown variant {variant!r} "
+                               f"(known: {', '.join(VARIANTS)})")
+    cfg = resolve_constants(where, CONSTANTS, constants, _STR_CHOICES)
+    init, lo, hi = cfg["InitClusterSize"], cfg["MinClusterSize"], cfg["MaxClusterSize"]
+    hosts, spawned = cfg["Hosts"], cfg["MaxSpawnedServers"]
+    if init < 1:
+        raise ModelConfigError(f"{where}: InitClusterSize must be at least 1, got {init}")
+    if lo > hi:
+        raise ModelConfigError(f"{where}: MinClusterSize ({lo}) is above MaxClusterSize ({hi})")
+    if not lo <= init <= hi:
+        raise ModelConfigError(f"{where}: InitClusterSize ({init}) must lie in MinClusterSize.."
+                               f"MaxClusterSize ({lo}..{hi})")
+    if len(hosts) < init:
+        raise ModelConfigError(f"{where}: Hosts names {len(hosts)} host(s), fewer than "
+                               f"InitClusterSize ({init}): each initial server needs its own host")
+    if len(hosts) < hi:
+        raise ModelConfigError(f"{where}: Hosts names {len(hosts)} host(s), fewer than "
+                               f"MaxClusterSize ({hi})")
+    if spawned < init:
+        raise ModelConfigError(f"{where}: MaxSpawnedServers ({spawned}) is below InitClusterSize "
+                               f"({init}): the initial servers are spawned servers")
+    if spawned > MAX_SERVERS:
+        raise ModelConfigError(f"{where}: MaxSpawnedServers must be at most {MAX_SERVERS}, "
+                               f"got {spawned}")
+    if cfg["MaxConnectivityChanges"] and spawned > MAX_SERVERS_WITH_CONNECTIVITY:
+        raise ModelConfigError(
+            f"{where}: with MaxConnectivityChanges > 0, MaxSpawnedServers must be at most "
+            f"{MAX_SERVERS_WITH_CONNECTIVITY} (a change enumerates every subset of the "
+            f"{spawned * (spawned - 1) // 2} server pairs), got {spawned}")
+    if cfg["VoterFlush"] != "before_fetch" and not cfg["MaxPowerLosses"]:
+        raise ModelConfigError(f"{where}: VoterFlush = {cfg['VoterFlush']!r} needs MaxPowerLosses "
+                               f"> 0 (without power losses nothing unflushed is ever lost)")
+    return VARIANTS[variant], cfg
+
+
+def budget(constants: dict, defaults: dict) -> str:
+    """ModelDef.budget: a spec's constants in a few words for the result
+    tables - sizes, values, every fault and disruption limit, the epoch
+    limit, liveness mode, and the constants beyond the reference where set."""
+    c = {**defaults, **constants}
+    init, lo, hi = c["InitClusterSize"], c["MinClusterSize"], c["MaxClusterSize"]
+    sizes = f"{init} voters" + (f" ({lo}..{hi})" if (lo, hi) != (init, init) else "")
+    parts = [sizes, f"{c['MaxSpawnedServers']} servers", f"{len(c['Hosts'])} hosts",
+             f"{len(c['Value'])} value{'s' if len(c['Value']) != 1 else ''}"]
+    if not c["TestLiveness"]:
+        parts.append(f"MaxEpoch {c['MaxEpoch']}")
+    for name, label in (("MaxRestarts", "restarts"), ("MaxPermCrashes", "disk losses"),
+                        ("MaxPowerLosses", "power losses"), ("MaxAddReconfigs", "AddVoter"),
+                        ("MaxRemoveReconfigs", "RemoveVoter"),
+                        ("MaxConnectivityChanges", "network changes"),
+                        ("MaxDisruptiveElectionTriggers", "disruptive timeouts")):
+        if c[name]:
+            parts.append(f"{label} {c[name]}")
+    if c["MaxValuesPerEpoch"] != 1:
+        parts.append(f"{c['MaxValuesPerEpoch']} values per epoch")
+    parts.append("TestLiveness " + str(c["TestLiveness"]).lower())
+    if c["MaxPowerLosses"]:
+        parts.append(f"flush {c['VoterFlush']}")
+    if c["VoterIdentity"] != "disk_id":
+        parts.append(f"identity {c['VoterIdentity']}")
+    if c["Mutants"]:
+        parts.append("Mutants " + ", ".join(c["Mutants"]))
+    return "; ".join(parts)

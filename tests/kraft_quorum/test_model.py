@@ -1,0 +1,105 @@
+"""The kraft_quorum model beyond conformance: its defaults are the reference
+.cfg's, the kip853 variant has no pre-vote, the storage refinement holds a
+server with unflushed appends back as Kafka's raft thread does, and states
+survive the engine's plain form."""
+from __future__ import annotations
+
+from checker.search.engine import CheckOptions, check
+from checker.search.registry import build
+from model.kraft_quorum.config import REFERENCE_CONSTANTS
+from model.kraft_quorum.state import Role
+
+# kraft/kip_996/kraft_kip_996.cfg at 823615e, in kmc's spelling
+REFERENCE_CFG = {
+    "TestLiveness": True, "MaxEpoch": 3, "MaxRestarts": 1, "MaxPermCrashes": 1,
+    "MaxValuesPerEpoch": 1, "MaxAddReconfigs": 2, "MaxRemoveReconfigs": 2,
+    "MaxConnectivityChanges": 2, "MaxDisruptiveElectionTriggers": 2, "MaxSpawnedServers": 5,
+    "InitClusterSize": 3, "MinClusterSize": 3, "MaxClusterSize": 5,
+    "Value": ["v1", "v2", "v3"], "Hosts": ["h1", "h2", "h3", "h4", "h5"]}
+
+SMALL = {"Hosts": ["h1", "h2", "h3"], "Value": ["v1"], "InitClusterSize": 3, "MinClusterSize": 3,
+         "MaxClusterSize": 3, "MaxSpawnedServers": 3, "MaxEpoch": 3, "TestLiveness": False,
+         "MaxRestarts": 1, "MaxPermCrashes": 0, "MaxAddReconfigs": 0, "MaxRemoveReconfigs": 0,
+         "MaxConnectivityChanges": 0, "MaxDisruptiveElectionTriggers": 1}
+
+
+def _states(model, depth):
+    """Every state within `depth` steps, with its successors."""
+    frontier = list(model.init_states())
+    seen = set(frontier)
+    for _ in range(depth):
+        nxt = []
+        for s in frontier:
+            succ = model.successors(s)
+            yield s, succ
+            for _, t in succ:
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+
+
+def test_the_defaults_are_the_reference_cfg():
+    assert {c.name: c.default for c in REFERENCE_CONSTANTS} == REFERENCE_CFG
+    model, _ = build("kraft_quorum", "kip996", {})
+    assert model.constants["Mutants"] == [] and not model.storage
+
+
+def test_kip853_elects_without_pre_vote():
+    model, props = build("kraft_quorum", "kip853", SMALL)
+    assert "ConcludePreVote" not in model.action_names
+    r = check(model, props, CheckOptions(max_depth=8))
+    assert r.outcome == "pass" and r.sometimes["LeaderInLaterEpoch"] is not None
+    for s, succ in _states(model, 6):
+        assert Role.Prospective not in s.state
+        assert all(not m.pre_vote for m in s.net_messages if hasattr(m, "pre_vote"))
+
+
+def test_a_server_with_unflushed_appends_only_flushes_or_fails_first():
+    """VoterFlush before_fetch: the raft thread flushes an append before it
+    handles anything else, so nothing but FlushLog and the faults is taken by
+    a server whose log is not all on disk."""
+    model, _ = build("kraft_quorum", "kip996", {**SMALL, "MaxPowerLosses": 1})
+    allowed = {"FlushLog", "PowerLoss", "RestartWithState", "CrashLoseState"}
+    held = 0
+    for s, succ in _states(model, 7):
+        unflushed = {i + 1 for i, (f, log) in enumerate(zip(s.flushed, s.log)) if f < len(log)}
+        for action, _ in succ:
+            if action.params and action.params[0] in unflushed:
+                held += 1
+                assert action.name in allowed, (action, s)
+    assert held  # the case arose
+
+
+def test_lazy_flush_lets_a_voter_acknowledge_before_it_flushes():
+    model, props = build("kraft_quorum", "kip996", {**SMALL, "MaxPowerLosses": 2, "VoterFlush": "lazy",
+                                                    "MaxRestarts": 0, "MaxDisruptiveElectionTriggers": 0})
+    r = check(model, props, CheckOptions(max_depth=8, stop_on_violation=True))
+    assert [(v.property, v.depth) for v in r.violations] == [("Durability", 8)]
+
+
+def test_states_survive_their_plain_form():
+    """from_plain rebuilds every state of a small space from the plain tuples
+    the engine's decoder gives (IntEnums as ints, NamedTuples as tuples)."""
+    model, _ = build("kraft_quorum", "kip996", {**SMALL, "MaxPowerLosses": 1, "MaxSpawnedServers": 4,
+                                                "Hosts": ["h1", "h2", "h3", "h4"], "MaxClusterSize": 4,
+                                                "MaxAddReconfigs": 1})
+
+    def plain(v):
+        if isinstance(v, frozenset):
+            return frozenset(plain(x) for x in v)
+        if isinstance(v, tuple):
+            return tuple(plain(x) for x in v)
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            return v
+        if isinstance(v, int):
+            return int(v)
+        raise AssertionError(v)
+
+    n = 0
+    for s, _ in _states(model, 6):
+        back = model.from_plain(tuple(plain(v) for v in s))
+        assert back == s and type(back) is type(s)
+        assert all(type(a) is type(b) for a, b in zip(back.state, s.state))
+        n += 1
+    assert n > 1000
