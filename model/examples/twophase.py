@@ -54,8 +54,8 @@ class TwoPhase:
     name = "twophase"
     variables = TPState._fields
     action_names = ACTIONS
-    # A VIEW without the message history, for trying views (not a sound abstraction).
-    views = {"no_msgs": ("rmState", "tmState", "tmPrepared")}
+    # A projection (TLA+ VIEW) without the message history, for trying projections (not a sound abstraction).
+    projections = {"no_msgs": ("rmState", "tmState", "tmPrepared")}
 
     def __init__(self, variant: str, rms: tuple[str, ...]):
         self.variant = variant

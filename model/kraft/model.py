@@ -40,7 +40,7 @@ class KraftModel:
     # aux_* counters. With it TLC merges states that differ only there, and its
     # counts then depend on exploration order (use it for bug hunting, not to
     # compare counts).
-    views = {"reference": tuple(v for v in VARIABLES
+    projections = {"reference": tuple(v for v in VARIABLES
                                 if v != "messages_discard" and not v.startswith("aux_"))}
 
     def __init__(self, variant: str, constants: dict):

@@ -321,7 +321,7 @@ class StorageModel(KraftModel):
     refinement (see the module docstring)."""
 
     variables = STORAGE_VARIABLES
-    views = {"reference": tuple(v for v in STORAGE_VARIABLES
+    projections = {"reference": tuple(v for v in STORAGE_VARIABLES
                                 if v != "messages_discard" and not v.startswith("aux_"))}
 
     def __init__(self, variant: str, constants: dict):

@@ -3,9 +3,9 @@ its constants.
 
 Next is enumerated as the reference writes it: StartNewServer,
 ChangeNetworkConnectivity, then per started server (ascending) its actions
-in Next's order, then every message in flight by the action that receives
-it, then per pair of started servers SendFetchRequest and
-ResendBeginQuorumEpochRequest. Servers not yet started have nothing to do
+in Next's order, then every message in flight (in network.in_order's fixed
+order) by the action that receives it, then per pair of started servers
+SendFetchRequest and ResendBeginQuorumEpochRequest. Servers not yet started have nothing to do
 (every action of the reference requires s \\in StartedServers). Each action
 appends one (action, successor) per witness TLC finds (duplicates
 included), so "generated" counts are TLC's.
@@ -19,7 +19,7 @@ from model.kraft_quorum import (
     begin_quorum, connectivity, elections, faults, identity, reconfig, replication, storage)
 from model.kraft_quorum.config import resolve
 from model.kraft_quorum.mutants import mutant_flags
-from model.kraft_quorum.network import all_pairs
+from model.kraft_quorum.network import all_pairs, in_order
 from model.kraft_quorum.state import (
     STORAGE_VARIABLES, VARIABLES, AuxCtrs, BeginQuorumEpoch, Command, Config, ConfigValue, Entry,
     Error, FetchRequest, FetchResponse, FetchResult, FetchState, LastFetchRes, MsgType,
@@ -82,7 +82,7 @@ class QuorumModel:
     """The reference's Spec (Init /\\ [][Next]_vars) for `variant` and `constants`."""
 
     name = "kraft_quorum"
-    views: dict = {}
+    projections: dict = {}
 
     def __init__(self, variant: str, constants: dict):
         flags, cfg = resolve(variant, constants)
@@ -214,7 +214,7 @@ class QuorumModel:
             for fn in table[roles[s - 1]]:
                 fn(self, st, s, out)
         dead = Role.DeadNoState
-        for m in st.net_messages:
+        for m in in_order(st.net_messages):
             if roles[m.dest - 1] == dead or m.dest in held:
                 continue
             for _, fn in MESSAGE_ACTIONS[m.type]:

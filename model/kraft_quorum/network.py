@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from model.kraft_quorum.state import MsgType
+from model.kraft_quorum.state import ConfigValue, MsgType
 
 
 def pair(a: int, b: int) -> tuple:
@@ -60,6 +60,60 @@ def reply(st, d, m) -> dict | None:
         return None
     return {"net_messages": (st.net_messages - {d}) | {m},
             "net_messages_processed": st.net_messages_processed | {d}}
+
+
+# ---- a fixed order of the messages in flight ---------------------------------------
+# A frozenset iterates in hash order, and hash(None) and hash(str) change from
+# one process to the next: receiving the messages in that order would make
+# random walks and counterexample traces differ from run to run with the same
+# seed. Each message's key holds only ints (None as -1), so the order is a
+# function of the messages alone.
+
+def _opt(v) -> int:
+    return -1 if v is None else v
+
+
+def _value_key(v) -> tuple:
+    if v is None:
+        return (0,)
+    if type(v) is ConfigValue:
+        return (2, v.id, tuple(sorted(v.members)), _opt(v.server))
+    return (1, v)
+
+
+def _request_key(m) -> tuple:
+    return (m.type, m.dest, m.source, m.replica_epoch, m.fetch_offset, m.last_fetched_epoch,
+            _opt(m.observer))
+
+
+def _response_key(m) -> tuple:
+    entries = () if m.entries is None else tuple(
+        (e.command, e.epoch, _value_key(e.value)) for e in m.entries)
+    return (m.type, m.dest, m.source, m.replica_epoch, m.result, _opt(m.error), _opt(m.leader),
+            m.hwm, _opt(m.diverging_epoch), _opt(m.diverging_end_offset),
+            _request_key(m.correlation), entries)
+
+
+_KEY = {
+    MsgType.RequestVoteRequest: tuple,   # ints and bools only
+    MsgType.RequestVoteResponse: lambda m: (m.type, m.dest, m.source, m.replica_epoch,
+                                            _opt(m.leader), m.vote_granted, m.pre_vote,
+                                            _opt(m.error)),
+    MsgType.BeginQuorumEpochRequest: lambda m: (m.type, m.dest, m.source, m.replica_epoch,
+                                                _opt(m.resend)),
+    MsgType.FetchRequest: _request_key,
+    MsgType.FetchResponse: _response_key,
+}
+
+
+def message_key(m) -> tuple:
+    return _KEY[m.type](m)
+
+
+def in_order(msgs: frozenset):
+    """The messages of `msgs` in a fixed order (by type, then destination,
+    source, epoch and the rest of each message)."""
+    return sorted(msgs, key=message_key) if len(msgs) > 1 else msgs
 
 
 def has_inflight_vote_req(st, s: int, pre_vote: bool) -> bool:

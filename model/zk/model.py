@@ -52,7 +52,7 @@ class ZkModel:
 
     name = "zk"
     variables = VARIABLES
-    views: dict = {}
+    projections: dict = {}
 
     def __init__(self, variant: str, constants: dict):
         flags, cfg = resolve(variant, constants)

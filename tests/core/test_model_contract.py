@@ -12,7 +12,11 @@ within LIMIT states; plus its quick specs under specs/ for the reads):
   packed batch rebuilt by the decoder (a frontier spilled past 50,000
   states, the auto engine's workers, the spark executors);
 - the local engine, the local engine spilling every level, and the auto
-  engine's forked workers give the same counts (tests/spark: Spark too).
+  engine's forked workers give the same counts (tests/spark: Spark too);
+- successors come in the same order in every process: hash(str) and, before
+  Python 3.12, hash(None) change from one process to the next, so a model
+  that enumerates a set in its iteration order walks other random walks and
+  finds other counterexample traces with the same seed.
 
 Then the contract's own errors: each is one line naming what to add.
 """
@@ -191,6 +195,44 @@ def test_every_state_round_trips_through_the_encodings(name, variant):
         got = decoder.decode_batch(pack_states([list(p) for p in parts[batch:batch + 512]]))
         assert [s for s, _ in got] == states[batch:batch + 512]
         assert [tuple(p) for _, p in got] == parts[batch:batch + 512]
+
+
+_ORDER_PROBE = """
+import json, sys, zlib
+sys.path.insert(0, sys.argv[1])
+from checker.search import registry
+from checker.search.encoding import encode_state
+digest = 0
+for variant, constants, depth in json.loads(sys.argv[2]):
+    model, _ = registry.build(sys.argv[3], variant, constants)
+    frontier = list(dict.fromkeys(model.init_states()))
+    seen = set(frontier)
+    for _ in range(depth):
+        nxt = []
+        for s in frontier:
+            for a, t in model.successors(s):
+                digest = zlib.crc32(str(a).encode() + b"".join(encode_state(t)), digest)
+                if t not in seen:
+                    seen.add(t)
+                    nxt.append(t)
+        frontier = nxt
+print(digest, len(seen))
+"""
+
+
+@pytest.mark.parametrize("name", MODEL_NAMES)
+def test_successors_come_in_the_same_order_in_every_process(name):
+    import json
+    import os
+    import subprocess
+    configurations = json.dumps(_configurations(name))
+    got = set()
+    for hash_seed in ("0", "1"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run([sys.executable, "-c", _ORDER_PROBE, str(ROOT), configurations, name],
+                             env=env, capture_output=True, text=True, check=True).stdout
+        got.add(out)
+    assert len(got) == 1, got
 
 
 def _counts(r) -> dict:
