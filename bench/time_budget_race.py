@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -91,13 +92,16 @@ def main(argv=None) -> int:
         f"expanding level {got[0]} (a state {num(got[0]) + 1} steps deep found), "
         f"{num(got[2]):,} distinct, {num(got[1]):,} generated" if got else "no progress line")
         + f"; load after: {load()}", flush=True)
+    shutil.rmtree(work / "results", ignore_errors=True)   # kmc's levels on disk: only its log is read
     if args.kmc_only:
+        print(f"logs in {work}")
         return 0
     out = work / "tlc"
     consts = ""  # the .cfg's own constants: the reference configuration
     wall = timed([args.tlc_run_script, args.tlc_jar, args.reference_spec, "kraft/kip_996", consts,
                   "--workers", str(args.workers), "--out", str(out)], args.seconds, work / "tlc.out")
     text = (out / "tlc.log").read_text(errors="replace") if (out / "tlc.log").exists() else ""
+    shutil.rmtree(out / "states", ignore_errors=True)   # TLC's fingerprints and queue on disk
     got = last(TLC_PROGRESS, text)
     print(f"TLC ({args.workers} workers): {wall:.0f} s; " + (
         f"level {got[0]} (a state {num(got[0]) - 1} steps deep found), "

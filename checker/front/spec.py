@@ -320,14 +320,8 @@ def _engines(path: Path, value) -> list[str]:
     return list(value)
 
 
-def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET,
-              invariants: list[str] | None = None, properties: list[str] | None = None) -> Spec:
-    """Read and validate a spec. overrides: constants set on the command line
-    (--set); depth: None = no bound, an int = that bound, UNSET = the spec's;
-    invariants, properties: names picked on the command line (-i, --property),
-    instead of the spec's."""
-    path = Path(path)
-    data = read_toml(path, "spec")
+def _check_top_level(path: Path, data: dict) -> None:
+    """Known keys only; model (required), variant and description strings."""
     unknown = [k for k in data if k not in TOP_LEVEL_KEYS]
     if unknown:
         raise SpecError(f"{path}: unknown key(s) {', '.join(map(repr, unknown))} "
@@ -339,17 +333,10 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         _type_check(f"{path}: variant", data["variant"], str, "a string")
     if "description" in data:
         _type_check(f"{path}: description", data["description"], str, "a string")
-    constants = data.get("constants", {})
-    _type_check(f"{path}: [constants]", constants, dict, "a table")
-    if invariants:
-        data = {**data, "invariants": list(invariants)}
-    if properties:
-        data = {**data, "properties": list(properties)}
-    invariants = data.get("invariants")
-    if invariants is not None:
-        _type_check(f"{path}: invariants", invariants, list, "a list of property names")
-        for name in invariants:
-            _type_check(f"{path}: invariants entry", name, str, "a property name (string)")
+
+
+def _depth(path: Path, data: dict, depth: Any) -> int | None:
+    """The depth bound: --depth when given (None: no bound), else the spec's."""
     spec_depth = data.get("depth")
     if spec_depth is not None:
         _type_check(f"{path}: depth", spec_depth, int, "an integer")
@@ -361,14 +348,11 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         spec_depth = depth
     if spec_depth is not None and spec_depth < 0:
         raise SpecError(f"depth must be >= 0, not {spec_depth}")
-    check_deadlock = data.get("check_deadlock", False)
-    _type_check(f"{path}: check_deadlock", check_deadlock, bool, "true or false")
-    fingerprint = data.get("fingerprint", "xxh3_64")
-    _type_check(f"{path}: fingerprint", fingerprint, str, "a string")
-    if fingerprint not in FINGERPRINTS:
-        raise SpecError(f"{path}: fingerprint must be one of {', '.join(FINGERPRINTS)}, not {fingerprint!r}")
-    projection, deprecations = _projection(path, data)
-    engines = _engines(path, data.get("engines", []))
+    return spec_depth
+
+
+def _expect(path: Path, data: dict) -> dict:
+    """The [expect] table, its keys and their types checked."""
     expect = data.get("expect", {})
     _type_check(f"{path}: [expect]", expect, dict, "a table")
     for key, value in expect.items():
@@ -393,6 +377,39 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     if ("within_s" in expect or "min_walks" in expect) and not isinstance(data.get("simulate"), dict):
         raise SpecError(f"{path}: expect.within_s and expect.min_walks are for simulation specs "
                         f"(a [simulate] table: kmc simulate)")
+    return expect
+
+
+def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET,
+              invariants: list[str] | None = None, properties: list[str] | None = None) -> Spec:
+    """Read and validate a spec. overrides: constants set on the command line
+    (--set); depth: None = no bound, an int = that bound, UNSET = the spec's;
+    invariants, properties: names picked on the command line (-i, --property),
+    instead of the spec's."""
+    path = Path(path)
+    data = read_toml(path, "spec")
+    _check_top_level(path, data)
+    constants = data.get("constants", {})
+    _type_check(f"{path}: [constants]", constants, dict, "a table")
+    if invariants:
+        data = {**data, "invariants": list(invariants)}
+    if properties:
+        data = {**data, "properties": list(properties)}
+    invariants = data.get("invariants")
+    if invariants is not None:
+        _type_check(f"{path}: invariants", invariants, list, "a list of property names")
+        for name in invariants:
+            _type_check(f"{path}: invariants entry", name, str, "a property name (string)")
+    spec_depth = _depth(path, data, depth)
+    check_deadlock = data.get("check_deadlock", False)
+    _type_check(f"{path}: check_deadlock", check_deadlock, bool, "true or false")
+    fingerprint = data.get("fingerprint", "xxh3_64")
+    _type_check(f"{path}: fingerprint", fingerprint, str, "a string")
+    if fingerprint not in FINGERPRINTS:
+        raise SpecError(f"{path}: fingerprint must be one of {', '.join(FINGERPRINTS)}, not {fingerprint!r}")
+    projection, deprecations = _projection(path, data)
+    engines = _engines(path, data.get("engines", []))
+    expect = _expect(path, data)
 
     overrides = dict(overrides or {})
     defn = registry.model_def(data["model"])

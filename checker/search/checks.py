@@ -65,21 +65,37 @@ class Checks:
     # engines' expand_chunk and initial states, the spark executors' tasks,
     # the random walks):
 
-    def violated(self, state, changed: int = EVERY_VARIABLE) -> list[str]:
+    def violated(self, state, changed: int = EVERY_VARIABLE) -> list[str] | tuple:
         """The invariants a new state breaks, of those a step that changed
         `changed` may break (its parent, which held them, shares the other
         variables); each name once, in the properties' order."""
-        out: list = []
-        for name, pred in self.always_for(changed):
-            if not pred(state) and (not out or out[-1] != name):
-                out.append(name)
+        # (the hot path of every engine: one call a new state, no list
+        # unless something is violated)
+        plan = self._by_mask.get(changed)
+        if plan is None:
+            plan = self.always_for(changed)
+        out: list | tuple = ()
+        for name, pred in plan:
+            if not pred(state):
+                if not out:
+                    out = [name]
+                elif out[-1] != name:
+                    out.append(name)
         return out
 
     @staticmethod
-    def witnessed(state, changed: int, pending: list, take: bool = True) -> list[str]:
+    def witnessed(state, changed: int, pending: list, take: bool = True) -> list[str] | tuple:
         """The witnesses of `pending` (pending()'s, still to find) that a new
         state reaches; taken out of `pending` unless take=False."""
-        found = [x for x in pending if changed & x[2] and x[1](state)]
+        found: list | tuple = ()
+        for x in pending:
+            if changed & x[2] and x[1](state):
+                if found:
+                    found.append(x)
+                else:
+                    found = [x]
+        if not found:
+            return ()
         if take:
             for x in found:
                 pending.remove(x)

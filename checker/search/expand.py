@@ -195,7 +195,9 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set,
                 if bad:
                     violations += [(name, index) for name in bad]
                 if pending:
-                    witnesses += [(name, index) for name in witnessed(succ, changed, pending)]
+                    hit = witnessed(succ, changed, pending)
+                    if hit:
+                        witnesses += [(name, index) for name in hit]
                 checking = False
                 if bad and stop:
                     return ChunkResult(new, violations, witnesses, deadlocks, names, True, changes)
