@@ -106,8 +106,17 @@ _KEY = {
 }
 
 
+_KEYS: dict = {}   # message -> its key: a message in flight stays in flight over many states
+_KEYS_LIMIT = 1 << 16
+
+
 def message_key(m) -> tuple:
-    return _KEY[m.type](m)
+    key = _KEYS.get(m)
+    if key is None:
+        if len(_KEYS) >= _KEYS_LIMIT:
+            _KEYS.clear()
+        key = _KEYS[m] = _KEY[m.type](m)
+    return key
 
 
 def in_order(msgs: frozenset):
