@@ -13,7 +13,7 @@ new run), the successor records shuffled and their bytes, and the bytes
 written: the level's rows and its seen runs, per new state.
 
 Then, for the levels run on the executors with a shuffle (tasks of kmc
-since session 16 note when they ran), where the level's wall time went,
+note when they ran), where the level's wall time went,
 in seconds of wall time (core-seconds over the cores): the tasks' CPU, their waiting (wall minus CPU inside a task: the
 shuffle's I/O through the JVM, another process on the core), cores idle in
 the expand stage (its last tasks ending one after another), between the
