@@ -1,7 +1,7 @@
 """Scenarios: a protocol description's worked example, replayed action by action.
 
 `kmc scenario FILE...` drives a model through the steps a scenario file names
-and asserts, after each, the facts the description states (seed 000 section
+and asserts, after each, the facts the description states (KIP-966 description
 5.2.2: `Leader=3, ISR=[3], ELR=[]`). Every ALWAYS property of the model must
 hold in every state of the scenario, unless a step says it `violates` it.
 

@@ -78,10 +78,10 @@ _STORAGE_INVARIANTS = (
     ("UncleanExclusion", recovery.unclean_exclusion,
      "a replica registered after an unclean stop is not the controller's leader, nor in its "
      "ISR or (kip966) ELR, until it provably caught up with the leader or unclean recovery "
-     "elected it (seed 000, 5.1.2)", None),
+     "elected it (KIP-966 description 5.1.2)", None),
     ("DataLossIsReported", recovery.data_loss_is_reported,
      "every committed value the controller's RUNNING leader lacks was reported lost by an "
-     "unclean recovery (seed 000, 5.3.2)", None),
+     "unclean recovery (KIP-966 description 5.3.2)", None),
     ("ValidStorageState", recovery.valid_storage_state,
      "1 <= flushed offset <= LEO, HWM checkpoint >= 1, recovery answers from asked brokers "
      "(spec-bug catcher)", None),

@@ -1,8 +1,8 @@
 """Completeness: every committed record is where an election can find it.
 
-Seed 002 (section 2.3): Leader Completeness (the leader hosts the complete
+The v3.5 description (section 2.3): Leader Completeness (the leader hosts the complete
 committed log, up to the True HWM) and Leader Candidate Completeness (every
-replica of the controller's election quorum does). Seed 000 (section 5.3.2):
+replica of the controller's election quorum does). The KIP-966 description (section 5.3.2):
 MinISR Recovery Quorum. The predicates render the reference's
 *_properties.tla definitions of the same names; the True HWM, the acked values
 and the consumed records are the spec's own bookkeeping (inv_* variables).

@@ -1,6 +1,6 @@
 """Log Matching: replicas agree on what they have made stable.
 
-Seed 002 (section 2.3), "Log Matching property: the stable prefix of the log
+The v3.5 description (section 2.3), "Log Matching property: the stable prefix of the log
 is identical on all replicas, bounded by min(leader HWM, follower HWM)"; the
 reference's LogMatchingProperty, MetadataLogMatchingProperty (the metadata
 log, controller vs brokers) and ConsistentReadProperty (what consumers read

@@ -1,6 +1,6 @@
 """Recovery properties of the storage variants (kip966_storage, v3_5_storage).
 
-Seed 000 section 5.1.2, the Unclean Exclusion property: "A replica that has
+KIP-966 description 5.1.2, the Unclean Exclusion property: "A replica that has
 restarted after an unclean shutdown must be excluded from leadership, the
 ISR and ELR until it has provably caught-up to the leader." Section 5.3.2:
 the controller cannot tell a data-loss-free unclean recovery from a lossy
@@ -137,7 +137,7 @@ def unclean_recovery_reported(ctx: KraftContext):
 def acked_record_unflushed(ctx: KraftContext):
     """AckedRecordUnflushed: a positively acknowledged record sits above the
     flushed offset of a RUNNING replica (in its page cache only, there): a
-    power loss of that broker now drops acknowledged data (seed 000 section
+    power loss of that broker now drops acknowledged data (KIP-966 description
     5: the price of asynchronous flushing). Never reached under every_write."""
 
     def AckedRecordUnflushed(s) -> bool:

@@ -2,7 +2,7 @@
 
 "Protected" is defined in model/zk/ghost.py: an acknowledged (acks=all)
 record is protected while, at every moment since its acknowledgement, some
-ISR member that held it and has not lost it in a crash was running (seed 004:
+ISR member that held it and has not lost it in a crash was running (Kafka's design docs:
 the guarantee "is predicated on at least one replica remaining in sync. If
 all the nodes replicating a partition die, this guarantee no longer holds").
 Records every keeper of which crashed, or lost them to an unflushed crash,
@@ -18,7 +18,7 @@ LEADER = Role.LEADER
 
 def leader_completeness(model):
     """LeaderCompleteness: the registered leader's log holds every protected
-    acknowledged record (seed 002's Leader Completeness, under the promise),
+    acknowledged record (the v3.5 description's Leader Completeness, under the promise),
     once it leads: with Election = controller the znode may name a leader that
     has not yet been told, or that is down (registration: the registered
     leader always leads)."""

@@ -146,7 +146,7 @@ def controller_failed_over(model):
 
 def unclean_leader_lacks_acked_record(model):
     """UncleanLeaderLacksAckedRecord: the leader, elected from outside the
-    ISR, leads without an acknowledged record (seed 004: "its log becomes the
+    ISR, leads without an acknowledged record (Kafka's design docs: "its log becomes the
     source of truth even though it is not guaranteed to have every committed
     message")."""
 

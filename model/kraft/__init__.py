@@ -93,7 +93,7 @@ or more values and a way for the ISR to shrink to the leader alone:
    with ReferenceQuirks = false: specs/kraft-*-quirks-fixed*.toml).
 
 Storage variants (beyond the reference; model/kraft/storage.py, recovery.py),
-a refinement of seed 000 section 5 that leaves kip966 / v3_5 untouched:
+a refinement of KIP-966 description 5 that leaves kip966 / v3_5 untouched:
 - `kip966_storage`, `v3_5_storage`: flushed offsets and a flush policy
   (FlushPolicy), the HWM checkpoint, three kinds of stop (ControlledShutdown,
   ProcessCrash, PowerLoss; PowerOutage with CorrelatedPowerLoss) instead of

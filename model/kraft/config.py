@@ -56,7 +56,7 @@ V3_5_CONSTANTS = _COMMON_HEAD + (
 )
 
 
-# ---- the storage variants (seed 000, section 5: beyond the reference) ------------
+# ---- the storage variants (KIP-966 description 5: beyond the reference) ------------
 
 FLUSH_POLICIES = ("every_write", "every_n", "segment_roll", "async")
 RECOVERY_STRATEGIES = ("balanced", "proactive", "manual")

@@ -1,7 +1,7 @@
 """Facts of a `kraft` state, by name, for scenario files (checker/front/scenario.py).
 
 A fact is what a protocol description states about the partition after a
-step: seed 000 section 5.2.2 writes `Leader=3, ISR=[3], ELR=[]`, section
+step: KIP-966 description 5.2.2 writes `Leader=3, ISR=[3], ELR=[]`, section
 5.3.3 adds `LastKnownELR` and per-replica `LEO` / `HWM`. `facts(model, state)`
 returns them as a flat dict of plain values (int, str, bool, None = Nil,
 frozenset for a set, tuple for a sequence); every state of one model has the
@@ -132,7 +132,7 @@ def facts(model, state) -> dict:
                 f[f"b{i + 1}.{short}"] = _plain(x)
         else:
             f[name] = _plain(value)
-    # the storage variants' unclean recovery (seed 000 section 5.3), by name
+    # the storage variants' unclean recovery (KIP-966 description 5.3), by name
     if "con_recovery" in getattr(state, "_fields", ()):
         rec = state.con_recovery
         f["recovery_asked"] = None if rec is None else getattr(rec, "asked", None)

@@ -53,7 +53,7 @@ MUTANTS: dict[str, tuple[str, str]] = {
     "skip_partition_epoch_check": (
         "ValidateAlterPartitionRequest: m.partition_epoch = con_partition_metadata.partition_epoch",
         "the controller accepts an AlterPartition request built on a stale partition epoch"),
-    # not a CHECK of the reference: the registration step of seed 000 section 5.2
+    # not a CHECK of the reference: the registration step of KIP-966 description 5.2
     # (the Unclean Exclusion property; specs/mutants/keep_unclean_broker_in_elr.toml)
     "keep_unclean_broker_in_elr": (
         "ProcessUncleanBroker: con_partition_metadata.elr \\ {b}",

@@ -1,4 +1,4 @@
-"""Unclean recovery (kip966_storage; seed 000 section 5.3), selected by
+"""Unclean recovery (kip966_storage; KIP-966 description 5.3), selected by
 UncleanRecoveryStrategy (`unclean.recovery.strategy`):
 
 - balanced: starts only when the partition has no leader and ISR and ELR are

@@ -45,7 +45,7 @@ class MsgType(IntEnum):
     FetchResponse = 5
 
 
-class RecoveryMsgType(IntEnum):  # kip966_storage only (unclean recovery, seed 000 section 5.3)
+class RecoveryMsgType(IntEnum):  # kip966_storage only (unclean recovery, KIP-966 description 5.3)
     GetReplicaLogInfoRequest = 6   # numbered after MsgType: a message's type is its bucket
     GetReplicaLogInfoResponse = 7
 
@@ -266,7 +266,7 @@ class KraftStorageState(NamedTuple):
     aux_broker_epoch: int
     aux_ctrs: tuple                  # StorageCtrs
     aux_flo: tuple
-    # storage (seed 000 section 5)
+    # storage (KIP-966 description 5)
     partition_flushed: tuple         # b -> first offset not yet flushed (the recovery point)
     partition_hwm_checkpoint: tuple  # b -> the HWM last written to the checkpoint file
     # the controller's unclean recovery (section 5.3)

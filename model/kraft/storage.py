@@ -1,5 +1,5 @@
 """The storage variants `kip966_storage` and `v3_5_storage`: asynchronous
-storage and recovery, beyond the reference (seed 000, section 5).
+storage and recovery, beyond the reference (KIP-966 description 5).
 
 The reference simplifies storage: a lossy shutdown loses the whole log,
 nothing is ever flushed, and the controller fences a broker in the same step
@@ -161,7 +161,7 @@ def _stop(k, s, b, new_bs, data, flushed, ckpt, ghost, ctr_field, fence):
 def controlled_shutdown(k, s, b, mt, out):
     """ControlledShutdown(b): flush everything, checkpoint the HWM, write the
     broker epoch file; the controller fences the broker and moves leadership
-    (seed 000 section 5.1.1: the full shutdown sequence)."""
+    (KIP-966 description 5.1.1: the full shutdown sequence)."""
     if s.aux_ctrs.controlled_shutdown_ctr >= k.controlled_limit:
         return
     i = b - 1

@@ -17,10 +17,10 @@ Variants:
   without the later KIP-279 checks).
 
 Who elects (constant Election, both variants): `registration` (the default,
-seeds 003 and 001 V2: the replicas race to register as leader in
+the 0.8 replication design and the detailed design V2: the replicas race to register as leader in
 ZooKeeper) or `controller` (what Kafka did from 0.8 on: a controller elects
 from the ISR and removes a failed broker from it when it learns of the
-broker's session loss, seed 002 section 2.8; with the ZooKeeper controller's
+broker's session loss, v3.5 description 2.8; with the ZooKeeper controller's
 blind spot for a broker that bounced unseen, and BrokerEpochs for the
 fixes: controller.py).
 
@@ -47,7 +47,7 @@ new variant or constant, not an edit):
    controller): a dead follower stays in it until the leader shrinks it for
    lagging (its last fetch offset is below the leader's LEO) or the
    controller handles its session loss; it is re-added when a fetch reaches
-   the leader's LEO ("fully catches up", seed 003). An election keeps the
+   the leader's LEO ("fully catches up", 0.8 replication design). An election keeps the
    ISR's live members.
 4. A fetch is two steps (the leader handles the request; the follower handles
    the response); a response carries every record from the fetch offset on.
@@ -59,7 +59,7 @@ new variant or constant, not an edit):
 8. Elections race with every other step: a leader that lost its session
    (and, with PowerLoss, its unflushed log) may restart and win the
    registration against a live ISR member that has the data (V2 startReplica
-   calls leaderElection when no leader exists; seed 003: "the replica that
+   calls leaderElection when no leader exists; 0.8 replication design: "the replica that
    registers first becomes the new leader"). PromptElection restores the
    old scheduling assumption (a due election is the only step), under which
    KIP-101's "immediate leader election" is told.

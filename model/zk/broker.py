@@ -1,9 +1,9 @@
 """Broker lifecycle: the three ways a broker stops (power loss, process crash,
 controlled shutdown), restart, ZooKeeper session expiry and re-registration
-(seed 001 V2 brokerStartup / startReplica; seed 003 "Follower failure",
+(detailed design V2 brokerStartup / startReplica; 0.8 replication design "Follower failure",
 "Leader failure").
 
-What survives a stop (seed 003: "Each log is periodically synced to disks.
+What survives a stop (0.8 replication design: "Each log is periodically synced to disks.
 Data before the flushed offset is guaranteed to be persisted"; "From time to
 time, each replica checkpoints its HW to its disk"), with the names and bounds
 of the kraft storage variants:
@@ -93,7 +93,7 @@ def controlled_shutdown(k, s, b, out):
     """ControlledShutdown(b): a clean stop: the log is flushed, the HW
     checkpointed, then the broker stops and its session ends. Election =
     controller: the controller first moves b's leadership to another live ISR
-    member and removes b from the ISR (seed 002 section 2.8: a broker that
+    member and removes b from the ISR (v3.5 description 2.8: a broker that
     "has shutdown" is handled as a fenced one), one successor per choice of
     leader. Bounded by ControlledShutdownLimit."""
     f = s.faults
@@ -144,7 +144,7 @@ def expire_session(k, s, b, out):
     """ExpireSession(b): b's ZooKeeper session expires (a long GC pause, a
     network partition from ZooKeeper) while the process keeps running: its
     ephemeral entries go, and a leader carries on as a zombie until it
-    re-registers or is told otherwise (seed 003, open issue 2: "multiple
+    re-registers or is told otherwise (0.8 replication design, open issue 2: "multiple
     leaders for the same partition at the same time"). Bounded by
     SessionExpiryLimit."""
     f = s.faults

@@ -17,7 +17,7 @@ BROKER_EPOCHS = ("none", "kip380", "kraft")
 _STR_CHOICES = {"Election": ELECTIONS, "BrokerEpochs": BROKER_EPOCHS}
 
 CONSTANTS = (
-    Constant("BrokerCount", int, 2, "number of brokers, ids 0..BrokerCount-1 (seed 003: broker-0, ...)"),
+    Constant("BrokerCount", int, 2, "number of brokers, ids 0..BrokerCount-1 (0.8 replication design: broker-0, ...)"),
     Constant("ReplicationFactor", int, 2,
              "assigned replicas of the partition, placed by the seed's placement rule (placement.py)"),
     Constant("Values", (list, str), ["A"], "values the producer may write; each is written at most once"),
@@ -34,7 +34,7 @@ CONSTANTS = (
     Constant("SessionExpiryLimit", int, 0,
              "how many ZooKeeper sessions may expire while the broker keeps running (a zombie leader)"),
     Constant("UncleanLeaderElection", bool, False,
-             "a live replica outside the ISR may be elected when no ISR member is alive (seed 004)"),
+             "a live replica outside the ISR may be elected when no ISR member is alive (Kafka's design docs, unclean leader election)"),
     Constant("ConditionalIsrUpdate", bool, True,
              "the leader writes the ISR under a check of the znode version it last saw"),
     Constant("PromptElection", bool, False,
@@ -42,17 +42,17 @@ CONSTANTS = (
              "controller: a session loss it has not processed) it is the only step - the old "
              "scheduling assumption; false: it races with every other enabled step"),
     Constant("Election", str, "registration",
-             "registration: the replicas race to register as leader in ZooKeeper (seeds 003, 001 "
-             "V2); controller: the ZooKeeper-era controller elects from the ISR and removes a "
-             "failed broker from it when it learns of its session loss (seed 002 section 2.8)"),
+             "registration: the replicas race to register as leader in ZooKeeper (the 0.8 replication design and "
+             "detailed design V2); controller: the ZooKeeper-era controller elects from the ISR and removes a "
+             "failed broker from it when it learns of its session loss (v3.5 description 2.8)"),
     Constant("BrokerEpochs", str, "none",
              "Election controller: none: the 0.8 controller tells brokers apart by id only and "
-             "misses a broker that went offline and came back before it looked (the ABA of seed 002 "
-             "section 1.2.2); kip380: each registration has a new broker epoch and the controller "
+             "misses a broker that went offline and came back before it looked (the ABA of v3.5 description "
+             "1.2.2); kip380: each registration has a new broker epoch and the controller "
              "handles a bounce it sees as a failure and a startup (ZooKeeper mode since Kafka 2.2), "
              "but a new controller knows only the current epochs; kraft: a broker registers through "
              "the controller, which handles the loss of its old incarnation first, and the "
-             "registration survives controller fail-overs (seed 002 section 1.2.2)"),
+             "registration survives controller fail-overs (v3.5 description 1.2.2)"),
     Constant("ControllerFailoverLimit", int, 0,
              "Election controller: how many times a new controller takes over (reads ZooKeeper "
              "afresh, elects for an offline partition, sends LeaderAndIsr to every live replica)"),

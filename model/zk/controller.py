@@ -1,19 +1,19 @@
-"""Election = controller: the ZooKeeper-era controller (Kafka 0.8 on; seed 003
+"""Election = controller: the ZooKeeper-era controller (Kafka 0.8 on; 0.8 replication design
 says 0.8 implemented a later proposal than V2) elects leaders and removes
-failed brokers from the ISR, as seed 002 section 2.8 describes the
+failed brokers from the ISR, as v3.5 description 2.8 describes the
 controller's election: when a broker is lost, atomically "remove the replica
 as leader; remove the replica from the ISR; if there is at least one replica
 in the ISR, select one as the new leader, else set the leader as NoLeader;
 increment the leader epoch" - the ISR never shrinks to empty: the last
 replica standing stays in it. A live replica outside the ISR is elected only
-with UncleanLeaderElection (seed 004).
+with UncleanLeaderElection (Kafka's design docs, unclean leader election).
 
 What the controller knows is its own view, not ZooKeeper's:
 - ctl_live: the brokers it believes alive. It learns of a session loss or a
   registration when it handles the change of /brokers/ids (OnBrokerFailure,
   OnBrokerStartup): steps of their own, which race with everything else
   unless PromptElection.
-- It tells brokers apart by id only (seed 002 section 1.2.2: with the
+- It tells brokers apart by id only (v3.5 description 1.2.2: with the
   ZooKeeper-based controller "a broker can be online, then offline but
   unobserved and then online again without the controller realizing"): a
   broker that registers again before the controller handled its session

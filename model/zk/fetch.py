@@ -1,7 +1,7 @@
-"""Followers fetching from the leader (seed 003: "Each follower constantly
-pulls new messages from the leader using a single socket channel"; seed 001
+"""Followers fetching from the leader (0.8 replication design: "Each follower constantly
+pulls new messages from the leader using a single socket channel"; detailed design V2
 V2 "Follower fetching from leader", replicaFetch at the leader, the
-ReplicaFetcherThread at the follower; seed 004 "When to update high watermark").
+ReplicaFetcherThread at the follower; KIP-101 "When to update high watermark").
 
 A fetch is two steps, because the two-phase HW propagation is what KIP-101 is
 about: HandleFetch (the leader receives the request: it records the follower's
@@ -21,7 +21,7 @@ from model.zk.state import FetchResponse, put, with_changes
 def handle_fetch(k, s, f, out):
     """HandleFetch(leader, f): f's fetch request at offset LEO(f) reaches its
     leader. In range: the leader records f's LEO, re-adds f to the ISR when f
-    has fully caught up (seed 003: "When the follower fully catches up, the
+    has fully caught up (0.8 replication design: "When the follower fully catches up, the
     leader will add it back to the current ISR") by a conditional ZooKeeper
     write, commits, and answers. Beyond the leader's LEO: OffsetOutOfRange,
     nothing recorded."""
@@ -60,7 +60,7 @@ def handle_fetch(k, s, f, out):
 
 def receive_fetch_response(k, s, f, out):
     """ReceiveFetchResponse(f): f appends the records and sets its HW to
-    min(its LEO, the leader's HW) (seed 004: "It will take the minimum(LEO, HW
+    min(its LEO, the leader's HW) (KIP-101: "It will take the minimum(LEO, HW
     in leader's response)"). On OffsetOutOfRange (f's log is longer than the
     leader's, after an election of a replica that had less) f truncates to the
     leader's LEO, as 0.8's ReplicaFetcherThread.handleOffsetOutOfRange did."""

@@ -1,7 +1,7 @@
 """Ghost bookkeeping of acknowledged records, for the durability properties.
 
 Kafka promises that a committed (acks=all) record survives "as long as at least
-one replica remains in sync" (seed 004, "Unclean leader election": "If all the
+one replica remains in sync" (Kafka's design docs, "Unclean leader election": "If all the
 nodes replicating a partition die, this guarantee no longer holds"). We make
 that premise exact with a set of *keepers* per acknowledged value:
 

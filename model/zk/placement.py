@@ -1,4 +1,4 @@
-"""Replica placement of the ZooKeeper-era high-level design (seed 003,
+"""Replica placement of the ZooKeeper-era high-level design (0.8 replication design,
 "Replica placements / Initial placement").
 
 The seed's words: "We sort the list of brokers and the list of partitions.

@@ -1,4 +1,4 @@
-"""The producer, acks=all (seed 003 "Synchronous replication": the client
+"""The producer, acks=all (0.8 replication design "Synchronous replication": the client
 sends the message to the leader, which writes it to its local log; it is
 acknowledged once committed). Each value is written at most once; a value
 whose leader fails before committing it is not retried (the client would time

@@ -37,8 +37,8 @@ def truncate(s, b: int, to: int, ch: dict) -> None:
 def follow(k, s, b: int, leader: int, epoch: int, ch: dict) -> None:
     """b becomes a follower of `leader` in `epoch` (V2 becomeFollower).
 
-    hw_truncation: "truncate the log to r.hw", then fetch from the LEO (seed 001;
-    seed 003: a failed follower that comes back "first truncates its log to the
+    hw_truncation: "truncate the log to r.hw", then fetch from the LEO (detailed design V2;
+    0.8 replication design: a failed follower that comes back "first truncates its log to the
     last checkpointed HW").
     leader_epoch: no truncation yet; the follower first asks the leader for the
     end offset of its latest epoch (TRUNCATING), unless its log is empty.
@@ -59,7 +59,7 @@ def follow(k, s, b: int, leader: int, epoch: int, ch: dict) -> None:
 
 
 def end_offset_for_epoch(leader_log: tuple, leader_epoch: int, requested: int) -> int:
-    """OffsetsForLeaderEpoch at the leader (seed 004): the offset where the
+    """OffsetsForLeaderEpoch at the leader (KIP-101): the offset where the
     requested epoch ends in the leader's log: the leader's LEO when it is the
     leader's current epoch, else the first offset of a later epoch ("the first
     offset in (Follower Leader Epoch + 1)"), or the LEO when the log holds none
@@ -91,10 +91,10 @@ def write_isr(k, s, leader: int, view, new_isr: frozenset):
 
 def commit(k, s, leader: int, view, log: tuple, ch: dict) -> None:
     """The leader's commit: HW = the smallest LEO of the ISR members (a record
-    is committed once every ISR member has it, seed 003); never lowered. The
+    is committed once every ISR member has it, 0.8 replication design); never lowered. The
     records it passes are acknowledged to the producer (acks=all): the HW is
     the LEO at election, so every record above it was written by this leader
-    in this leadership (seed 001: the commit thread acks the commitQ)."""
+    in this leadership (detailed design V2: the commit thread acks the commitQ)."""
     new_hw = len(log)
     fl = view.follower_leo
     for f in view.isr:
@@ -113,7 +113,7 @@ def commit(k, s, leader: int, view, log: tuple, ch: dict) -> None:
 
 
 def become_follower(k, s, b, out):
-    """BecomeFollower(b): the leader-change listener fires (seed 001 V2
+    """BecomeFollower(b): the leader-change listener fires (detailed design V2
     onLeaderChange): b, registered and a replica, follows the znode's leader."""
     if not s.running[b] or b not in s.zk_live:
         return
@@ -133,7 +133,7 @@ def truncate_to_leader_epoch_end(k, s, b, out):
     """TruncateToLeaderEpochEnd(b) (leader_epoch): b sends OffsetsForLeaderEpoch
     for the latest epoch in its log, the leader answers with that epoch's end
     offset in its log, and b truncates what lies beyond it ("truncate only
-    messages that do not exist in the leader's log", seed 004), then fetches.
+    messages that do not exist in the leader's log", KIP-101), then fetches.
     One step: the follower does nothing else while it waits."""
     role = s.role[b]
     if role.role != TRUNCATING or not s.running[b]:
@@ -152,7 +152,7 @@ def truncate_to_leader_epoch_end(k, s, b, out):
 def shrink_isr(k, s, leader, out):
     """ShrinkIsr(leader, f): the leader drops a follower that has not caught up
     (its last fetch was below the leader's LEO) from the ISR, after the
-    configured time (seed 003 "Follower failure"; seed 001 KeepInSyncTime),
+    configured time (0.8 replication design "Follower failure"; detailed design V2 KeepInSyncTime),
     then commits what the remaining ISR holds."""
     if not s.running[leader] or s.role[leader].role != LEADER:
         return

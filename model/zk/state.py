@@ -4,7 +4,7 @@ the fetch responses in flight, and ghost variables for the properties.
 Brokers are 0..n-1 as in the seeds ("broker-0"); a per-broker variable is a
 tuple indexed by broker id. Offsets are 0-based as in Kafka: the record at
 offset o is log[o], LEO = len(log), the HW is the offset of the first record
-not yet committed (seed 001: "HW <= means all the committed messages").
+not yet committed (detailed design V2: "HW <= means all the committed messages").
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class ReplicaRole(NamedTuple):
 
 
 class LeaderView(NamedTuple):
-    """What a leader keeps in memory (seed 001 V2: Partition.ISR, the
+    """What a leader keeps in memory (detailed design V2: Partition.ISR, the
     followers' LEOs) and the znode version it last wrote or read."""
 
     isr: frozenset
@@ -93,7 +93,7 @@ class Acked(NamedTuple):
     it when it was acknowledged (or joined the ISR holding it later), still in
     the ISR, that have not lost it in a crash. Empty once, at some moment, no
     keeper was running: the record is then outside Kafka's durability promise
-    (seed 004: "predicated on at least one replica remaining in sync")."""
+    (Kafka's design docs, unclean leader election: "predicated on at least one replica remaining in sync")."""
 
     value: str
     keepers: frozenset

@@ -1,6 +1,6 @@
 """A broker's disk: the asynchronous log flush and the HW checkpoint
-(seed 003: "Each log is periodically synced to disks"; "From time to time,
-each replica checkpoints its HW to its disk"; seed 001: "the broker
+(0.8 replication design: "Each log is periodically synced to disks"; "From time to time,
+each replica checkpoints its HW to its disk"; detailed design V2: "the broker
 periodically stores its HW in a checkpoint file"). Both happen at any time:
 each is a nondeterministic step. A flush syncs the whole log written so far.
 """

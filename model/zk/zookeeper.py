@@ -1,6 +1,6 @@
 """ZooKeeper as an atomic registry, and leader election through it.
 
-The registry holds (seed 001 V2, "Paths stored in Zookeeper"):
+The registry holds (detailed design V2, "Paths stored in Zookeeper"):
 - /brokers/ids/[id]: an ephemeral entry per broker with a live session (zk_live);
 - the assigned replicas (a constant of the model: placement.py);
 - the partition's leader, leader epoch and ISR in one versioned znode, as 0.8
@@ -10,7 +10,7 @@ The registry holds (seed 001 V2, "Paths stored in Zookeeper"):
 Every action reads and writes the registry atomically (one ZooKeeper
 operation per step). The election is the design's "each surviving replica in
 ISR registers itself in Zookeeper; the replica that registers first becomes
-the new leader" (seed 003): any live ISR member may win, chosen
+the new leader" (0.8 replication design): any live ISR member may win, chosen
 nondeterministically; a replica that restarts into a leaderless partition
 takes part (V2 startReplica calls leaderElection when no leader exists).
 With Election = controller the leader entry is not ephemeral and only the
@@ -37,11 +37,11 @@ def elect_leader(k, s, b, out):
     registers first (V2 leaderElection: "r in AR && r in ISR"). It writes itself
     as leader with a new epoch; the ISR keeps its live members (the 0.8
     controller's rule, and the V2 leader's "write the current ISR" after the
-    dead ones failed to catch up). b takes its LEO as the HW (seed 003: "The
+    dead ones failed to catch up). b takes its LEO as the HW (0.8 replication design: "The
     new leader chooses its LEO as the new HW"; V2 becomeLeader: r.hw = r.leo).
 
     UncleanElectLeader(b): with UncleanLeaderElection, when no ISR member is
-    alive, a live replica outside the ISR may be elected (seed 004, "Choose the
+    alive, a live replica outside the ISR may be elected (Kafka's design docs, "Choose the
     first replica (not necessarily in the ISR) that comes back to life"); the
     ISR becomes {b}."""
     if not s.running[b] or b not in s.zk_live:

@@ -63,3 +63,53 @@ def test_every_cited_path_exists():
                 continue
             missing.append(f"{path.relative_to(ROOT)}: {cited}")
     assert missing == []
+
+
+# ---- cited documents: public ones only (docs/sources.md) ----------------------
+# Protocol prose is cited by what a user can open: the protocol description in
+# Vanlightly/kafka-tlaplus by version and section, the Apache wiki pages and
+# KIPs by name. A private document's number ("seed" and a number) is not.
+PRIVATE = re.compile(r"\bseeds?[ _-]*0\d\d", re.IGNORECASE)
+TEXT_SUFFIXES = {".md", ".py", ".toml", ".c", ".txt", ".cfg", ".json", ".html", ".js", ".css", ".sh", ""}
+
+
+def _project_text_files():
+    """Every file of the repository that is text (git's list when there is one)."""
+    import subprocess
+    try:
+        names = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                               check=True).stdout.splitlines()
+    except (OSError, subprocess.CalledProcessError):
+        names = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*")
+                 if p.is_file() and not {".git", ".venv"} & set(p.relative_to(ROOT).parts)]
+    for name in names:
+        path = ROOT / name
+        if path.suffix in TEXT_SUFFIXES and path.is_file():
+            yield path
+
+
+def test_the_private_pattern_is_seen():
+    assert PRIVATE.search("as seed " + "002 section 2.8 says")
+    assert PRIVATE.search("(Seeds" + " 003, 001)")
+    assert not PRIVATE.search("seed 1, swarm") and not PRIVATE.search("seeded bugs 002")
+
+
+def test_no_text_cites_a_private_document():
+    found = []
+    for path in _project_text_files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if PRIVATE.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}")
+    assert found == [], "cite docs/sources.md's public documents instead"
+
+
+def test_sources_page_names_each_public_document():
+    text = (ROOT / "docs" / "sources.md").read_text(encoding="utf-8")
+    for name in ("kafka_data_replication/kraft/v3.5/description/",
+                 "kafka_data_replication/kraft/kip-966/description/", "kraft/kip_996",
+                 "Kafka Replication", "Kafka Detailed\n  Replication Design V2", "KIP-101"):
+        assert name in text, name

@@ -3,7 +3,7 @@ kinds of stop, fencing after a crash, restart, unclean recovery, the ghost
 state of Unclean Exclusion, and bad constants.
 
 Each test drives the model from its initial state with named actions and
-checks what seed 000 (section 5) says the step does.
+checks what the KIP-966 description (section 5) says the step does.
 """
 from __future__ import annotations
 
@@ -200,7 +200,7 @@ def test_unclean_replica_is_trusted_again_once_the_leader_sees_it_caught_up():
 # ---- unclean recovery ----------------------------------------------------------------
 
 def outage_and_restarts(m):
-    """Seed 000 5.3.3 on two brokers: A committed on both, only broker 2
+    """KIP-966 description 5.3.3 on two brokers: A committed on both, only broker 2
     flushed it; a power outage; the controller fences 1 (electing 2), then 2
     (no leader, ELR {1, 2}); both restart without an epoch file."""
     s = committed(m)

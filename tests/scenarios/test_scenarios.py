@@ -49,7 +49,7 @@ def test_scenario_file_passes(path):
 
 
 def test_5_2_2_asserts_the_description_and_the_model_differences():
-    """The partition state of each step of seed 000 section 5.2.2, and the
+    """The partition state of each step of KIP-966 description 5.2.2, and the
     steps where the reference model differs (ELR=[1] right after the election)."""
     sc = load_scenario(ROOT / "specs" / "scenarios" / "kraft-5.2.2-clean-elr-recovery.toml")
     result = run_scenario(sc)

@@ -1,4 +1,4 @@
-"""KIP-101's two scenarios (seed 004), replayed step by step as the page
+"""KIP-101's two scenarios, replayed step by step as the page
 tells them, in both variants.
 
 The page's brokers A and B are our brokers by role: in scenario 1 the leader

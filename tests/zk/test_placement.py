@@ -1,7 +1,7 @@
-"""The replica placement rule of seed 003 ("Replica placements"), tested
+"""The replica placement rule of the 0.8 replication design ("Replica placements"), tested
 against what the seed claims, including where the claim does not hold.
 
-Claims (seed 003): "we assign the ith partition to the (i mod n)th broker"
+Claims (0.8 replication design): "we assign the ith partition to the (i mod n)th broker"
 (preferred replicas spread evenly); "The jth replica of partition k will be
 assigned to broker (i + j + k) mod n" so that "if a broker is down, its load
 is spread evenly to all surviving brokers, instead of to a single one"; the

@@ -1,7 +1,7 @@
 """Election = controller: the ZooKeeper-era controller (model/zk/controller.py).
 
 Driven action by action: the controller's reaction to a session loss (ISR
-shrink and election in one write, seed 002 section 2.8; the last ISR member
+shrink and election in one write, v3.5 description 2.8; the last ISR member
 stays), LeaderAndIsr requests and how a replica takes them, the bounce the
 0.8 controller never sees, BrokerEpochs kip380 / kraft, the controller
 failover, the controlled shutdown that moves leadership first, and prompt
@@ -85,7 +85,7 @@ def test_unclean_election_by_the_controller():
 
 
 def test_the_08_controller_never_sees_a_bounce():
-    """The ABA of seed 002: the broker registers again before the controller
+    """The ABA of v3.5 description 1.2.2: the broker registers again before the controller
     looked; /brokers/ids is as before. Nobody tells the restarted leader
     anything, nobody elects: the partition is stuck, not lossy."""
     m = model()

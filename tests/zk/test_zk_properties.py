@@ -154,7 +154,7 @@ def _leader_lacks_a_record_a_down_isr_member_kept(s) -> bool:
 
 @pytest.mark.parametrize("variant", ["hw_truncation", "leader_epoch"])
 def test_unclean_leader_election_trades_acknowledged_records_for_availability(variant):
-    """Seed 004: "If ... a non-in-sync replica comes back to life and we allow
+    """Kafka's design docs, unclean leader election: "If ... a non-in-sync replica comes back to life and we allow
     it to become leader, then its log becomes the source of truth even though
     it is not guaranteed to have every committed message." The durability
     promise no longer covers such records (no ISR member is alive), so the
