@@ -1,7 +1,7 @@
 """`kmc check` with the default engine (auto: checker/search/parallel.py) against
-`--engine local`, side by side: the README's main command (`make run`: the
-kip966 reference configuration to depth 10, 314,578 states) and depth 11
-(677,377 states) by default.
+`--engine local`, side by side, on the kip966 reference configuration: to
+depth 10 (314,578 states) and to depth 11 (677,377 states, what `make run`
+checks) by default; docs/performance.md quotes `--depths 11 12`.
 
 Each run is a fresh `kmc check ... --json -q` process (as `make run` runs
 it); the script checks that every count is identical (exit 1 otherwise) and

@@ -306,15 +306,23 @@ def _compare_with_expect(obj: dict, spec, result: CheckResult, changed: bool) ->
 @cli.command("list")
 @click.argument("model_name", metavar="[MODEL]", required=False)
 @click.option("--json", "as_json", is_flag=True, help="The listing as one JSON object on stdout.")
-def list_cmd(model_name: str | None, as_json: bool) -> int:
+@click.option("--markdown", "as_markdown", is_flag=True,
+              help="The listing as a markdown page (docs/models.md, `make docs`).")
+def list_cmd(model_name: str | None, as_json: bool, as_markdown: bool) -> int:
     """The models (or MODEL): variants, constants, properties and fingerprint projections."""
+    if as_json and as_markdown:
+        raise SpecError("--json and --markdown: choose one")
     models = registry.models()
     if model_name is not None:
         registry.model_def(model_name)  # unknown: one line, exit 2
         models = {model_name: models[model_name]}
-    if as_json:
+    if as_json or as_markdown:
         listing = [_model_listing(n, d) for n, d in models.items()]
-        click.echo(json.dumps({"models": listing}, indent=1, default=str))
+        if as_markdown:
+            from checker.front.model_docs import models_markdown
+            click.echo(models_markdown(listing), nl=False)
+        else:
+            click.echo(json.dumps({"models": listing}, indent=1, default=str))
         return EXIT_OK
     for name, defn in models.items():
         click.echo(f"{name}: {defn.doc}")

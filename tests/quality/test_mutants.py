@@ -23,7 +23,7 @@ from model.registry import MODELS
 ROOT = Path(__file__).resolve().parents[2]
 MUTANT_SPECS = sorted((ROOT / "specs" / "mutants").glob("*.toml"))
 # the kraft model's seeded bugs (the tests below that know kraft's constants
-# and the README's lists); another model's specs here are checked by the generic ones
+# and docs/findings.md's lists); another model's specs here are checked by the generic ones
 KRAFT_SPECS = [p for p in MUTANT_SPECS if load_spec(p).model == "kraft"]
 SLOW_SECONDS = 60  # specs measured slower than this (on 2 cores) carry the slow mark
 
@@ -222,7 +222,8 @@ def test_every_invariant_catches_some_seeded_bug():
 
 
 def _readme_bullet(label: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """A bullet of docs/findings.md's lists of seeded bugs."""
+    text = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
     start = text.index(f"- **{label}**")
     end = text.find("\n- **", start + 1)
     para_end = text.find("\n\n", start)
@@ -230,9 +231,9 @@ def _readme_bullet(label: str) -> str:
 
 
 def test_readme_says_which_mutants_are_caught():
-    """The README's two lists name every mutant once and agree with the specs:
+    """docs/findings.md's two lists name every mutant once and agree with the specs:
     a mutant listed as caught has a spec that expects a violation of the
-    property and at the depth the README gives; one listed as not caught,
+    property and at the depth the page gives; one listed as not caught,
     specs that expect a pass (with the reason in their header comment), and
     a description that says so."""
     import re
@@ -264,7 +265,7 @@ def test_readme_says_which_mutants_are_caught():
 
 
 def test_readme_says_which_quorum_bugs_are_caught():
-    """The same for the kraft_quorum model's seeded bugs: the README names each
+    """The same for the kraft_quorum model's seeded bugs: docs/findings.md names each
     once, a caught one with the property and the depth its spec expects."""
     import re
     caught = _readme_bullet("Quorum bugs caught")

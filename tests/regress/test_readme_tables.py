@@ -1,7 +1,8 @@
-"""The README's result tables are generated from the specs' [expect] tables
-(`kmc regress --markdown`, `make readme`), which CI checks (`make test` runs
-the whole regression set): a table that differs from what the specs say fails
-here, so the README cannot drift from what is checked."""
+"""The result tables of docs/findings.md (and of any other page with the
+marker blocks: README.md and docs/*.md) are generated from the specs' [expect]
+tables (`kmc regress --markdown`, `make docs`), which CI checks (`make test`
+runs the whole regression set): a table that differs from what the specs say
+fails here, so the docs cannot drift from what is checked."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,6 +17,8 @@ from checker.front.regress import (TABLE_BEGIN, TABLE_END, fault_budget, find_sp
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = ROOT / "specs"
 README = ROOT / "README.md"
+FINDINGS = ROOT / "docs" / "findings.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def kmc(*args):
@@ -24,12 +27,23 @@ def kmc(*args):
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 
-def test_the_readme_tables_are_what_the_specs_say():
-    text = README.read_text(encoding="utf-8")
-    assert readme_blocks(text), "README.md has no generated result table"
-    assert render_readme(text, SPECS) == text, (
-        "README.md's result tables differ from the specs' [expect]: run `make readme` "
-        "(kmc regress specs --update-readme README.md) and commit README.md")
+def test_the_result_tables_are_what_the_specs_say():
+    assert readme_blocks(FINDINGS.read_text(encoding="utf-8")), "docs/findings.md has no generated table"
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        if not readme_blocks(text):
+            continue
+        assert render_readme(text, SPECS) == text, (
+            f"{page.relative_to(ROOT)}'s result tables differ from the specs' [expect]: run `make docs` "
+            f"(kmc regress specs --update-readme {page.relative_to(ROOT)}) and commit it")
+
+
+def test_every_spec_group_has_a_table_in_the_findings():
+    """Each folder of specs/ (and each top-level prefix) is shown in docs/findings.md."""
+    shown = set()
+    for _, _, groups in readme_blocks(FINDINGS.read_text(encoding="utf-8")):
+        shown |= set(groups or [])
+    assert {spec_group(p, SPECS) for p in find_specs(SPECS)} <= shown
 
 
 def test_a_new_spec_folder_needs_no_readme_edit(tmp_path):
