@@ -2,8 +2,9 @@
 # all tests, then every [expect] of specs/: the whole regression set, what CI runs).
 # Also: `make regress` (the whole set alone, each spec on the default engine,
 # auto, and on the engines its `engines` names), `make regress-quick` (the quick
-# set: small configurations and every seeded bug) and `make readme` (regenerate
-# README.md's result tables).
+# set: small configurations and every seeded bug) and `make docs` (regenerate
+# the generated pages: docs/findings.md's result tables, docs/models.md,
+# bench/README.md).
 # Both create .venv and install the project into it when needed; when it is
 # already set up they only compare two timestamps.
 PYTHON ?= python3
@@ -24,7 +25,7 @@ REGRESS_TIMEOUT ?= 1500
 BIN   := $(VENV)/bin
 STAMP := $(VENV)/.kmc-installed
 
-.PHONY: setup run lint test regress regress-quick readme clean
+.PHONY: setup run lint test regress regress-quick docs readme clean
 
 setup: $(STAMP)
 
@@ -59,10 +60,16 @@ regress: $(STAMP)
 regress-quick: $(STAMP)
 	$(BIN)/kmc regress specs --quick -j $(JOBS) --junit results/regress-quick.xml
 
-# README.md's result tables, generated from the specs' [expect] tables
-# (tests/regress/test_readme_tables.py fails when they differ).
-readme: $(STAMP)
-	$(BIN)/kmc regress specs --update-readme README.md
+# The generated pages: docs/findings.md's result tables from the specs'
+# description and [expect] (tests/regress/test_readme_tables.py fails when
+# they differ), docs/models.md from `kmc list` and bench/README.md from the
+# bench scripts' docstrings (tests/docs/test_generated_pages.py).
+docs: $(STAMP)
+	$(BIN)/kmc regress specs --update-readme docs/findings.md
+	$(BIN)/kmc list --markdown > docs/models.md.tmp && mv docs/models.md.tmp docs/models.md
+	$(BIN)/python bench/readme.py
+
+readme: docs
 
 clean:
 	rm -rf $(VENV) build *.egg-info checker/search/_native*.so
