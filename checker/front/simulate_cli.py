@@ -515,7 +515,7 @@ def regress_row(path: str, quick: bool, timeout: float | None, out: str | None) 
 
 
 def table_cells(path: Path, expect: dict) -> dict:
-    """The README table's outcome and steps of a simulation spec."""
+    """The result table's outcome and steps of a simulation spec."""
     st_depth = None
     try:
         with open(path, "rb") as f:

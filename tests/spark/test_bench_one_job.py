@@ -1,4 +1,4 @@
-"""bench/spark_one_job.py (quoted in bench/README.md): one level's job of a
+"""bench/spark_one_job.py (listed in bench/README.md): one level's job of a
 spark run again, in-process, writes the level the run wrote (as many new
 states), and refuses what it cannot run in one line. bench/spark_levels.py
 on the same run: where a level's wall time went adds up to it."""

@@ -1,4 +1,4 @@
-"""bench/spark_vs_local.py (quoted in README.md and bench/README.md): each
+"""bench/spark_vs_local.py (quoted in docs/performance.md): each
 engine in a child process of its own, pairs in alternating order, identical
 results checked, and the median speedup in its JSON."""
 from __future__ import annotations

@@ -206,7 +206,7 @@ def test_resume_at_the_depth_bound(spark, tmp_path):
 
 
 def test_the_shuffle_dups_bench_accounts_for_every_shipped_successor(spark, tmp_path):
-    """bench/spark_shuffle_dups.py (quoted in the README): re-running a
+    """bench/spark_shuffle_dups.py (quoted in docs/performance.md): re-running a
     level's expand tasks, shipped = duplicates between tasks + seen + new,
     and new is the run's own next level."""
     import re

@@ -75,7 +75,7 @@ from model.base import ALWAYS, SOMETIMES, ModelConfigError
 STOP_AFTER_ENV = "KMC_SPARK_STOP_AFTER_LEVEL"
 # a frontier below this is expanded in one task, into one partition, without
 # a shuffle: a shuffle and a second stage cost about as much as a level of a
-# few thousand states shares out over two cores (bench/README.md)
+# few thousand states shares out over two cores (measured: the git history of bench/README.md)
 SMALL_LEVEL = 4000
 # While this run starts Spark (the JVM takes one core for ~8 s on this kind
 # of machine, then the executors' preflight ~3 s), the driver runs the level

@@ -161,7 +161,7 @@ def guided_weights(cores: int) -> list[int]:
     that go to whichever core is free first. Spark starts a stage's tasks in
     index order, so the small ranges even out what the big ones cost: the
     states of one region cost more than another's (the upper half of a
-    level 1.10-1.15x as much per state at levels 11-13, bench/README.md), and
+    level 1.10-1.15x as much per state at levels 11-13, measured in the git history of bench/README.md), and
     cuts weighted by measured cost would make a level's bytes differ from run
     to run."""
     return [38] * cores + [1] * (2 * cores)

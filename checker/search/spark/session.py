@@ -42,7 +42,7 @@ DRIVER_JIT_OPTS = os.environ.get("KMC_SPARK_DRIVER_JIT", "-XX:TieredStopAtLevel=
 # The driver JVM loads several thousand of Spark's classes at every start.
 # From a class-data-sharing archive of them (made once per Java and pyspark,
 # as a run's JVM exits: driver_cds; about 120 MB in ~/.cache/kmc/spark-cds)
-# it starts in about half the time and CPU (bench/README.md).
+# it starts in about half the time and CPU (measured: the git history of bench/README.md).
 # KMC_SPARK_CDS=off: never; a folder: keep the archive there.
 CDS_ENV = "KMC_SPARK_CDS"
 CDS_DUMP_TIMEOUT_S = 60.0
@@ -193,7 +193,7 @@ def _default_conf(master: str, log_dir: Path, cds_opt: str | None = None) -> dic
     # the driver JVM mostly starts up, schedules tasks and moves shuffle bytes
     # (the work is in the Python workers): with the C1 compiler only and one
     # GC thread it starts several seconds sooner and burns less CPU beside
-    # the workers on a small machine (bench/README.md)
+    # the workers on a small machine (measured: the git history of bench/README.md)
     driver_opts = f"{java_opts} {DRIVER_JIT_OPTS} {java_option(cds_opt) if cds_opt else ''}".strip()
     # a crash report goes beside spark.log, not into the working folder
     driver_opts += " " + java_option(f"-XX:ErrorFile={log_dir}/hs_err_pid%p.log")

@@ -291,7 +291,7 @@ class _NextChecks:
     """The properties on the new successors (new to the task; a state seen in
     an earlier level was checked there) of a level whose next level is the
     depth bound, so is never expanded nor rebuilt: on the successors as
-    generated, as the local engine checks them (bench/README.md, "batches written as shipped":
+    generated, as the local engine checks them (measured in the git history of bench/README.md, "batches written as shipped":
     faster than first remaking them of the decoder's cached values). An
     EvaluationError is not raised here but noted in `failed`; the driver then
     checks the level the other way (rebuilding its states), which reports it
