@@ -104,3 +104,21 @@ def test_no_text_speaks_of_work_sessions():
             if DIARY.search(line):
                 found.append(f"{name}:{n}: {line.strip()[:80]}")
     assert found == []
+
+
+def test_every_current_figure_names_date_machine_code_and_command():
+    """docs/performance.md's table: each figure with when, where, which code
+    and the command that printed it (the bench script is there: test_citations)."""
+    text = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    table = text[text.index("## Current figures"):]
+    table = table[:table.index("\n\n", table.index("| comparison"))]
+    rows = [r for r in table.splitlines() if r.startswith("| ") and not r.startswith("| comparison")]
+    assert len(rows) >= 10
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split(" | ")]
+        assert len(cells) == 6, row
+        _, figure, date, machine, code, command = cells
+        assert figure and re.match(r"2026-\d\d-\d\d", date), row
+        assert machine in ("Intel Xeon", "AMD EPYC", "2 vCPU"), row
+        assert re.search(r"\b[0-9a-f]{7}\b", code), row
+        assert command.startswith("`bench/") or command.startswith("`kmc ") or command == "the same run", row
