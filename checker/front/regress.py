@@ -335,11 +335,12 @@ def junit_xml(rows: list[Row], total_seconds: float) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
 
-# ---- the README's result tables (`kmc regress --markdown`) --------------------
+# ---- the result tables of the docs (`kmc regress --markdown`) -----------------
 #
 # Generated from the specs' own [expect] tables, which `kmc regress` (CI: the
-# whole set) checks, so a table cannot claim what is not checked. A README
-# holds them between marker comments; --update-readme FILE rewrites them:
+# whole set) checks, so a table cannot claim what is not checked. A page
+# (docs/findings.md) holds them between marker comments; --update-readme FILE
+# rewrites them (`make docs`):
 #   <!-- BEGIN kmc regress --markdown storage,mutants -->  (groups; none: all)
 #   ...
 #   <!-- END kmc regress --markdown -->

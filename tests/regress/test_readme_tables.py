@@ -47,10 +47,11 @@ def test_every_spec_group_has_a_table_in_the_findings():
 
 
 def test_a_new_spec_folder_needs_no_readme_edit(tmp_path):
-    """A spec group the README shows no table of (a new model's folder) is
-    still run by `kmc regress` and listed by --markdown; the README's tables
-    stay what the specs say, so nothing fails until someone chooses to show
-    the group (a marker block naming it, then `make readme`)."""
+    """A spec group a page shows no table of (a new model's folder) is still
+    run by `kmc regress` and listed by --markdown, and the page's other tables
+    stay what the specs say: rendering leaves it alone. (docs/findings.md
+    must show every group: test_every_spec_group_has_a_table_in_the_findings;
+    a marker block naming it, then `make docs`.)"""
     specs = tmp_path / "specs"
     (specs / "newmodel").mkdir(parents=True)
     (specs / "toy-diehard.toml").write_text((SPECS / "toy-diehard.toml").read_text())
