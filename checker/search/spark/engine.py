@@ -132,6 +132,7 @@ class SparkSearch:
                 raise SpecError(f"{STOP_AFTER_ENV} must be a level number") from None
         self.stop_after_level = stop_after_level
         self.progress = progress if progress is not None else opts.progress
+        sparksession.set_notices(_notice if self.progress is not None else None)
         self.spark_conf = spark_conf
         self.inject_failure = inject_failure
         self.executor_timeout = executor_timeout
@@ -708,6 +709,9 @@ class SparkSearch:
             t = self.totals = self._finish(t, bound=False)
         levels.rewrite_stats(self.run_dir, t.level, t.to_json())
         result = self._result(t)  # (Spark still starting: traces looked up in the driver)
+        if self._starter is not None and not self._starter.done() and self.progress is not None:
+            _notice("the search finished in the driver; waiting for Spark's JVM, started with the run, "
+                    "to check that the spark engine works here (--engine local needs no JVM)")
         try:
             self._await_spark()  # a master asked for that does not work is an error all the same
         except (SparkUnavailableError, ExecutorSetupError) as e:
@@ -782,6 +786,11 @@ class SparkSearch:
                         engine={"name": "spark", "run_dir": str(self.run_dir),
                                 "partitions": self.max_partitions, "driver_levels": self.driver_levels,
                                 "startup_s": round(self.startup_s, 3)})
+
+def _notice(line: str) -> None:
+    """A progress notice on stderr, beside the level lines (checker/front/spark_cli.py)."""
+    print(f"kmc: spark: {line}", file=sys.stderr, flush=True)
+
 
 def check_spark(spec_or_config, options: CheckOptions | None = None, master: str | None = None,
                 partitions: int | None = None, run_dir: Path | str | None = None,
