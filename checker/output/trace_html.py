@@ -81,7 +81,7 @@ tr.step.cycle td.n{box-shadow:inset 4px 0 0 #0969da}tr.step.cycle td{background:
 tr.loopback td{color:#0969da;font-weight:700}
 tr.step.lost td.n,tr.step.lost td.act{box-shadow:inset 0 0 0 2px var(--bad)}
 dl.abbr{display:flex;flex-wrap:wrap;gap:2px 14px;margin:4px 0 0;color:var(--muted)}
-dl.abbr dt{font-weight:700}dl.abbr dd{margin:0 0 0 -10px}
+dl.abbr div{display:flex;gap:4px}dl.abbr dt{font-weight:700}dl.abbr dd{margin:0}
 ul.notes{margin:6px 0 0;padding-left:18px;max-width:1400px}
 """
 
@@ -199,12 +199,13 @@ DRAW = """
 """
 
 
-_MARKS = re.compile(r"\s(?:chg|new)\b")
+_TAG = re.compile(r"<[^>]*>")
 
 
 def _shown(cell_html: str) -> str:
-    """A cell as it reads, without the marks of what its step changed."""
-    return _MARKS.sub("", cell_html)
+    """What a cell says: its text, without the markup (a record's colour for
+    "acknowledged" is the producer's news, not the broker's)."""
+    return " ".join(html.unescape(_TAG.sub(" ", cell_html)).split())
 
 
 def _action_title(title: str) -> str:
@@ -287,7 +288,7 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
                    + '</p>')
     abbr = getattr(view, "abbreviations", ())
     if abbr:
-        out.append('<dl class="abbr" id="abbr">' + "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>"
+        out.append('<dl class="abbr" id="abbr">' + "".join(f"<div><dt>{_esc(k)}</dt><dd>{_esc(v)}</dd></div>"
                                                            for k, v in abbr) + "</dl>")
     notes = view.notes(trace) if hasattr(view, "notes") else []
     if notes:
