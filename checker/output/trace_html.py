@@ -79,7 +79,7 @@ svg .msglabel{paint-order:stroke;stroke:#fff;stroke-width:3px;font-size:10px}
 svg .arrow:hover line,svg .arrow:hover path{stroke-width:3}
 tr.step.cycle td.n{box-shadow:inset 4px 0 0 #0969da}tr.step.cycle td{background:#f1f8ff}
 tr.loopback td{color:#0969da;font-weight:700}
-tr.step.lost td.n,tr.step.lost td.act{box-shadow:inset 0 0 0 2px var(--bad)}
+tr.step[data-lost] td.n,tr.step[data-lost] td.act{box-shadow:inset 0 0 0 2px var(--bad)}
 dl.abbr{display:flex;flex-wrap:wrap;gap:2px 14px;margin:4px 0 0;color:var(--muted)}
 dl.abbr div{display:flex;gap:4px}dl.abbr dt{font-weight:700}dl.abbr dd{margin:0}
 ul.notes{margin:6px 0 0;padding-left:18px;max-width:1400px}
@@ -303,8 +303,6 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
     for i, (action, state) in enumerate(trace):
         if lasso is not None:
             cls = "step cycle" if i >= lasso["loop"] else "step"  # the cycle: loop..steps
-            if i == lasso.get("lost_at"):
-                cls += " lost"
         else:
             cls = "step violation" if i == steps and prop else "step"
             if why is not None and why.broke_at == i and i != steps:
@@ -326,7 +324,8 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
             c = "cell" + (" changed" if changed else "") + (" bad" if i == steps and j in bad_cols
                                                             and lasso is None else "")
             tds.append(f'<td class="{c}">{content}</td>')
-        out.append(f'<tr class="{cls}" id="step-{i}" data-step="{i}"><td class="n">{i}</td>'
+        lost = ' data-lost="1"' if lasso is not None and i == lasso.get("lost_at") else ""
+        out.append(f'<tr class="{cls}" id="step-{i}" data-step="{i}"{lost}><td class="n">{i}</td>'
                    f'<td class="act">{act}</td>{"".join(tds)}</tr>')
         out.append(f'<tr class="detail" id="detail-{i}" hidden><td></td>'
                    f'<td colspan="{len(columns) + 1}"><div class="fit"><pre>{_esc(chr(10).join(lines))}</pre></div></td></tr>')

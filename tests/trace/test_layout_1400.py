@@ -61,7 +61,7 @@ PROBE = r"""
     out.abbr=Array.prototype.map.call(document.querySelectorAll('#abbr dt'),text);
     out.notes=text(document.getElementById('notes'));
     out.details=Array.prototype.map.call(document.querySelectorAll('tr.detail:not(#detail-0)'),text).join('\n');
-    var lost=document.querySelector('tr.step.lost'); out.lostRow=lost?Number(lost.dataset.step):null;
+    var lost=document.querySelector('tr.step[data-lost]'); out.lostRow=lost?Number(lost.dataset.step):null;
     out.lost=text(document.getElementById('lost'));
     var p=document.createElement('pre'); p.id='probe'; p.textContent=JSON.stringify(out); document.body.appendChild(p);
   }
