@@ -191,6 +191,8 @@ class SparkSearch:
             stop_on_violation=o.stop_on_violation, partitions=1,
             inject_failure=self.inject_failure)
         if self.driver_frontier <= 0 or sparksession.is_running(self.master):
+            if not sparksession.is_running(self.master):
+                self._say(f"starting Spark's JVM ({self.master or sparksession.DEFAULT_MASTER}) ...")
             self._launch()
             self.max_partitions = self._spark_partitions
             return
@@ -200,6 +202,8 @@ class SparkSearch:
         # the partitions the driver writes: the executors' cores when known
         # now (a local master), else one partition only (_driver_may_expand)
         self.max_partitions = self.requested_partitions or sparksession.local_cores(self.master)
+        self._say(f"starting Spark's JVM ({self.master or sparksession.DEFAULT_MASTER}) in the background; "
+                  f"the driver runs the first small levels meanwhile")
         self._starter = sparksession.Starter(self._launch)
         # the starter thread talks to the JVM (py4j) call after call, each one
         # waiting for the GIL the driver's levels hold: hand it over sooner
@@ -709,9 +713,9 @@ class SparkSearch:
             t = self.totals = self._finish(t, bound=False)
         levels.rewrite_stats(self.run_dir, t.level, t.to_json())
         result = self._result(t)  # (Spark still starting: traces looked up in the driver)
-        if self._starter is not None and not self._starter.done() and self.progress is not None:
-            _notice("the search finished in the driver; waiting for Spark's JVM, started with the run, "
-                    "to check that the spark engine works here (--engine local needs no JVM)")
+        if self._starter is not None and not self._starter.done():
+            self._say("the search finished in the driver; waiting for Spark's JVM, started with the run, "
+                      "so that a Spark that does not work here is still reported (--engine local needs no JVM)")
         try:
             self._await_spark()  # a master asked for that does not work is an error all the same
         except (SparkUnavailableError, ExecutorSetupError) as e:
@@ -723,6 +727,10 @@ class SparkSearch:
         if self.stop_after_level is not None and level >= self.stop_after_level:
             raise RunInterrupted(f"stopped after level {level} as asked; go on with --resume {self.run_dir}",
                                  run_dir=self.run_dir, level=level)
+
+    def _say(self, line: str) -> None:
+        if self.progress is not None:
+            _notice(line)
 
     def _report(self, totals: Totals, seconds: float, expanded: int, where: str = "driver") -> None:
         if self.progress is None:

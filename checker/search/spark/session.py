@@ -181,8 +181,8 @@ class _Launched:
 
 
 def set_notices(say) -> None:
-    """Where the starting JVM and the archive being written are announced
-    (say(text), one line each; None: nowhere, as with --quiet)."""
+    """Where the class-data archive being written as the JVM exits is
+    announced (say(text), one line each; None: nowhere, as with --quiet)."""
     _Launched.say = staticmethod(say or (lambda line: None))
 
 
@@ -330,7 +330,6 @@ def get_session(master: str | None = None, log_dir: Path | None = None, conf: di
         os.environ.setdefault("SPARK_LAUNCHER_OPTS", "-XX:TieredStopAtLevel=1 -Xshare:auto")
         log_path = log_dir / "spark.log"
         log = open(log_path, "ab")
-        _Launched.say(f"starting Spark's JVM ({master}{', with the class-data archive' if cds and cds.pending is None else ''}) ...")
         try:
             try:
                 gateway = launch_gateway(sconf, popen_kwargs={"stdout": log, "stderr": log})
