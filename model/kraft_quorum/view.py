@@ -283,6 +283,8 @@ def _plural(n: int, word: str) -> str:
 class KraftQuorumView(TraceView):
     name = "kraft_quorum"
     kind_colors = KIND_COLORS
+    abbreviations = (("e N", "the server's current epoch"), ("HWM", "high watermark"),
+                     ("ends", "the leader's record of each follower's log end offset"))
 
     def __init__(self, model: Any):
         super().__init__(model)
