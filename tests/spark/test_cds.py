@@ -188,3 +188,31 @@ def test_writing_is_announced_and_a_ctrl_c_leaves_no_part(folder):
     assert proc.killed and not cds.pending.exists() and list(folder.iterdir()) == []
     assert said[0].startswith(f"writing the class-data archive of Spark's JVM to {folder} ")
     assert "KMC_SPARK_CDS=off" in said[0]
+
+
+def test_an_archive_serves_only_the_jar_files_it_was_made_from(tmp_path):
+    """Why each pyspark installation needs its own archive (docs/engines.md):
+    the same jar at another path is refused ("shared class paths mismatch")."""
+    import zipfile
+
+    import pyspark
+    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("*.jar"), key=lambda p: p.stat().st_size)
+    jar, cls = next((j, n) for j in jars for n in zipfile.ZipFile(j).namelist()
+                    if n.endswith(".class") and "$" not in n and "/" in n)
+    here, there = tmp_path / "here", tmp_path / "there"
+    for d in (here, there):
+        d.mkdir()
+        (d / jar.name).write_bytes(jar.read_bytes())
+        os.utime(d / jar.name, (jar.stat().st_mtime, jar.stat().st_mtime))
+    archive = tmp_path / "t.jsa"
+    java = session.find_java()
+    subprocess.run([java, f"-XX:ArchiveClassesAtExit={archive}", "-cp", str(here / jar.name),
+                    cls[:-len(".class")].replace("/", ".")], capture_output=True, timeout=120)
+    assert archive.stat().st_size > 0
+
+    def start(d: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([java, "-Xshare:on", f"-XX:SharedArchiveFile={archive}", "-cp", str(d / jar.name),
+                               "-version"], capture_output=True, text=True, timeout=120)
+    assert start(here).returncode == 0
+    refused = start(there)
+    assert refused.returncode != 0 and "shared class paths mismatch" in refused.stdout + refused.stderr
