@@ -115,6 +115,16 @@ DRAW = """
     if(scroll){var r=document.getElementById('step-'+i); if(r&&r.scrollIntoView){r.scrollIntoView({block:'nearest'});}}}
   var selected=data.bad_step;
   var placed=[];  // the boxes of the labels drawn so far
+  // a lane's name over its lane: on two lines when wider than the lane, and
+  // moved in from the diagram's edges
+  function laneLabel(g,name,x,y,width){
+    var t=el('text',{'class':'lanelabel',x:String(x),y:String(y+4),'text-anchor':'middle'},g,name);
+    var cut=name.lastIndexOf(' ',Math.floor(name.length/2)+2);
+    if(t.getBBox().width>LANE_W-4&&cut>0){t.textContent='';
+      el('tspan',{x:String(x),y:String(y-2)},t,name.slice(0,cut));
+      el('tspan',{x:String(x),y:String(y+10)},t,name.slice(cut+1));}
+    var b=t.getBBox(), dx=b.x<1?1-b.x:(b.x+b.width>width-1?width-1-b.x-b.width:0);
+    if(dx){t.setAttribute('transform','translate('+dx+',0)');}}
   function hits(b){return placed.some(function(p){return b.x<p.x+p.width&&p.x<b.x+b.width&&b.y<p.y+p.height&&p.y<b.y+b.height;});}
   // a message's label: along its arrow, at the first place that keeps it
   // inside the diagram and off the labels already drawn
@@ -152,7 +162,7 @@ DRAW = """
     var headY=head.height/2, laneTop=head.height;
     var lx=function(k){return LEFT+LANE_W*k+LANE_W/2;};
     lanes.forEach(function(name,k){var g=el('g',{'class':'lane','data-lane':String(k)},svg);
-      el('text',{'class':'lanelabel',x:String(lx(k)),y:String(headY+4),'text-anchor':'middle'},g,name);
+      laneLabel(g,name,lx(k),headY,width);
       el('line',{x1:String(lx(k)),x2:String(lx(k)),y1:String(laneTop),y2:String(height),stroke:'#8c959f','stroke-width':'1.5'},g);});
     placed=[]; svg.querySelectorAll('text.lanelabel').forEach(function(t){placed.push(t.getBBox());});
     var ag=el('g',{'class':'arrows'},svg);

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.skipif(
     reason="chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
 
 LASSO = ROOT / "specs" / "liveness" / "kip966-elr-unclean-unavailable.toml"
+QUORUM = ROOT / "specs" / "quorum" / "storage-ack-before-flush.toml"
 
 PROBE = r"""
 <script>(function(){
@@ -143,6 +144,17 @@ def test_lasso_page_fits_and_marks_where_availability_was_lost(lasso_run, tmp_pa
     assert m["lostRow"] == first_none
     assert m["lost"] == ("Lost at step 3, DataLossShutdown(1): from there on the behaviour never "
                          "again reaches what EventuallyHasLeader waits for.")
+
+
+def test_quorum_page_fits_1400px_and_its_wide_lane_name_stays_inside(tmp_path):
+    """kraft_quorum's last lane, "clients / admin", is wider than a lane: it
+    goes on two lines inside the diagram."""
+    result = CliRunner().invoke(kmc_group(), ["check", str(QUORUM), "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 1, result.output
+    m, dom = probe(only_run_dir(tmp_path / "out") / "trace-Durability.html", tmp_path)
+    assert_fits(m)
+    assert re.search(r'<text class="lanelabel"[^>]*><tspan[^>]*>clients /</tspan><tspan[^>]*>admin</tspan>', dom)
+    assert {"e N", "HWM"} <= set(m["abbr"])
 
 
 def test_labels_that_would_meet_are_moved_apart(lrs_run, tmp_path):
