@@ -52,7 +52,8 @@ table#steps{border-collapse:collapse;flex:none}
 #steps th,#steps td{border:1px solid var(--line);padding:3px 5px;vertical-align:top;text-align:left}
 #steps thead th{background:#f6f8fa;position:sticky;top:0;z-index:1;height:34px;vertical-align:middle}
 #steps td.n{font-weight:700;text-align:right;color:var(--muted);width:28px}
-#steps td.act{min-width:150px;max-width:222px}
+#steps td.act{min-width:150px}
+#steps td.act .desc{max-width:210px}
 .aname{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:600;font-size:12px}
 .aname .nm{white-space:nowrap}
 .desc{color:var(--muted);font-size:12px}

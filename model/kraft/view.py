@@ -596,8 +596,9 @@ class KraftView(TraceView):
             items.append(self._item("flushed <", _esc(f), ch and p.partition_flushed[i] != f))
             items.append(self._item("HWM ckpt", _esc(c), ch and p.partition_hwm_checkpoint[i] != c))
             if bs.status <= 1:  # offline: the broker epoch file
+                pbs = p.broker_state[i] if ch else bs
                 items.append(self._item("epoch file", _esc(bs.broker_epoch or "absent"),
-                                        ch and p.broker_state[i] != bs))
+                                        ch and (pbs.status > 1 or pbs.broker_epoch != bs.broker_epoch)))
             g = int(s.ghost_unclean[i])
             if g:
                 items.append(self._item("", f'<span class="fenced">{_esc(GHOST[g].split(" (")[0])}</span>',

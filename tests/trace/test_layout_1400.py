@@ -157,6 +157,16 @@ def test_quorum_page_fits_1400px_and_its_wide_lane_name_stays_inside(tmp_path):
     assert {"e N", "HWM"} <= set(m["abbr"])
 
 
+def test_a_long_action_name_widens_its_column_rather_than_running_out(lrs_run, tmp_path):
+    """The storage variants' longest action name, in place of step 6's."""
+    def longer(page: str) -> str:
+        return page.replace('<span class="nm">ReceiveBrokerRegRequest</span>',
+                            '<span class="nm">ReceiveGetReplicaLogInfoResponse</span>')
+    m, dom = probe(lrs_run / "trace-LeaderCompletenessProperty.html", tmp_path, longer)
+    assert "ReceiveGetReplicaLogInfoResponse" in dom
+    assert m["overflow"] == [] and m["scrollWidth"] <= 1400
+
+
 def test_labels_that_would_meet_are_moved_apart(lrs_run, tmp_path):
     """Every message drawn twice (two labels at the same place, were they
     placed blindly): the page moves the second along its arrow."""
