@@ -428,6 +428,13 @@ def _bound(folder: Path, keep: int = CDS_KEEP) -> None:
         old.unlink(missing_ok=True)
 
 
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:  # (not ours to touch: it may go before a newer one)
+        pass
+
+
 def _writer_alive(part: Path) -> bool:
     """Is the JVM of the kmc process that named this .part (driver-KEY.PID.part)
     still there to write it? A .part more than an hour old never is."""
@@ -478,7 +485,7 @@ def driver_cds() -> DriverCds | None:
                 Path(f"{old}.crash.log").unlink(missing_ok=True)
         for made in _archives(archive):
             if made.stat().st_size == int(made.stem.rsplit("-", 1)[1]):
-                os.utime(made)  # used: kept by _bound before older ones
+                _touch(made)  # used: kept by _bound before older ones
                 return DriverCds(f"-XX:SharedArchiveFile={made}", made, java=str(java))
             made.unlink(missing_ok=True)
         pending = folder / f"driver-{key}.{os.getpid()}.part"
