@@ -284,6 +284,8 @@ class KraftView(TraceView):
         self.brokers = tuple(range(1, self.n + 1))
         self.variant = getattr(model, "variant", "")
         self.elr = self.variant != "v3_5"
+        if not self.elr:  # (v3.5 has no ELR)
+            self.abbreviations = tuple(x for x in self.abbreviations if x[0] != "ELR")
         self.min_isr = constants.get("MinISR")
 
     # ---- text --------------------------------------------------------------------

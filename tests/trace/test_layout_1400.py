@@ -105,7 +105,7 @@ def assert_fits(m: dict) -> None:
 def test_kraft_page_fits_1400px_with_every_step_expanded(lrs_run, tmp_path):
     m, _ = probe(lrs_run / "trace-LeaderCompletenessProperty.html", tmp_path)
     assert_fits(m)
-    assert {"LE", "PE", "LESO", "ISR", "ELR", "LEO", "HWM"} <= set(m["abbr"])
+    assert {"LE", "PE", "LESO", "ISR", "LEO", "HWM"} <= set(m["abbr"]) and "ELR" not in m["abbr"]  # v3.5
     # the steps' diffs (state 0 lists every variable, the model's counters too)
     assert "aux_" not in m["details"] and "partition_data[1]" in m["details"]
 
@@ -134,6 +134,7 @@ def test_lasso_page_fits_and_marks_where_availability_was_lost(lasso_run, tmp_pa
     lasso; step 3 is the one marked."""
     m, dom = probe(lasso_run / "trace-EventuallyHasLeader.html", tmp_path)
     assert_fits(m)
+    assert {"LE", "PE", "ELR", "LESO"} <= set(m["abbr"])  # kip966
     leaders = re.findall(r'<tr class="step[^"]*" id="step-(\d+)"[^>]*><td class="n">\d+</td>'
                          r'<td class="act">.*?</td><td class="cell[^"]*"><span class="it[^"]*">'
                          r'<span class="k">leader</span> <b>([^<]*)</b>', dom)
