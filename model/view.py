@@ -209,6 +209,8 @@ class TraceView:
     # defines --bad, --good, --warn, --muted), and its legend's own entries
     page_css: str = ""
     legend: tuple[str, ...] = ()
+    # the short names the cells use, each with what it stands for (the page's key)
+    abbreviations: tuple[tuple[str, str], ...] = ()
 
     # property name -> its one-line doc (the engine fills it from invariants/)
     property_docs: dict[str, str] = {}
@@ -369,6 +371,12 @@ class TraceView:
         """One (HTML, changed) per column for `state` (prev: None at step 0)."""
         return [(html.escape(render_value(v)), prev is not None and prev[i] != v)
                 for i, v in enumerate(state)]
+
+    def notes(self, trace: list) -> list[str]:
+        """Sentences the page adds under its header for what the trace shows
+        that reads as a contradiction (e.g. a committed record that the
+        producer was told failed); [] for none."""
+        return []
 
     def explain(self, prop: str, trace: list) -> Explanation | None:
         doc = self.property_doc(prop)

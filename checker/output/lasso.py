@@ -8,6 +8,7 @@ from checker.output.itf import trace_itf
 from checker.output.render import trace_json, trace_text
 from checker.output.trace_html import trace_page
 from checker.search.liveness.lasso import LassoViolation, full_headline, header
+from invariants.temporal import AlwaysEventually, EventuallyAlways, LeadsTo
 from model.view import TraceView
 
 
@@ -109,7 +110,35 @@ def lasso_itf(v: LassoViolation, variables, itf_variable, meta: dict) -> dict:
     return obj
 
 
+def _goal(prop: str, instance: str, model):
+    """The state predicate a counterexample of the property's instance never
+    reaches again (Q of P ~> Q, P of []<>P); None for other forms."""
+    try:
+        from invariants.registry import temporal_properties_for
+        found = next(p for p in temporal_properties_for(model) if p.name == prop)
+        formula = next(i for i in found.instances if i.label == instance).formula
+    except (StopIteration, KeyError, AttributeError):
+        return None
+    body = formula.body if isinstance(formula, (AlwaysEventually, EventuallyAlways)) else formula
+    if isinstance(body, LeadsTo):
+        return body.q
+    return body if isinstance(formula, AlwaysEventually) else None
+
+
+def lost_at(v: LassoViolation, model) -> int | None:
+    """The step after which the lasso never again reaches the property's goal
+    (for EventuallyHasLeader: the step the partition lost its leader for the
+    rest of the behaviour); None when the form has no such step."""
+    goal = _goal(v.property, v.instance, model)
+    if goal is None:
+        return None
+    i = len(v.trace)
+    while i > 0 and not goal(v.trace[i - 1][1]):
+        i -= 1
+    return i if i < len(v.trace) else None
+
+
 def lasso_html(v: LassoViolation, view: TraceView, page_meta: dict) -> str:
     return trace_page(view, v.property, v.trace, page_meta,
                       lasso={"loop": v.loop, "headline": full_headline(v), "instance": v.instance,
-                             "structure": v.structure()})
+                             "structure": v.structure(), "lost_at": lost_at(v, view.model)})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 from model.view import Explanation, TraceView
@@ -51,7 +52,8 @@ table#steps{border-collapse:collapse;flex:none}
 #steps th,#steps td{border:1px solid var(--line);padding:3px 5px;vertical-align:top;text-align:left}
 #steps thead th{background:#f6f8fa;position:sticky;top:0;z-index:1;height:34px;vertical-align:middle}
 #steps td.n{font-weight:700;text-align:right;color:var(--muted);width:28px}
-#steps td.act{min-width:150px;max-width:222px}
+#steps td.act{min-width:150px}
+#steps td.act .desc{max-width:210px}
 .aname{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-weight:600;font-size:12px}
 .aname .nm{white-space:nowrap}
 .desc{color:var(--muted);font-size:12px}
@@ -65,10 +67,12 @@ tr.step.broke td.n,tr.step.broke td.act{box-shadow:inset 0 0 0 2px var(--bad)}
 .brokeat{margin:0 0 6px;font-size:15px;font-weight:600;color:var(--bad)}
 #steps td.cell.bad{box-shadow:inset 0 0 0 3px var(--bad)}
 .it{white-space:nowrap;margin-right:4px}
+#steps td.cell .it{display:inline-block;max-width:100%;white-space:normal;overflow-wrap:anywhere}
 .it .k{color:var(--muted)}
 .chg{background:var(--chg);border-radius:3px}
 tr.detail td{background:#f6f8fa}
-tr.detail pre{margin:0;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap}
+tr.detail .fit{width:0;min-width:100%}
+tr.detail pre{margin:0;overflow-wrap:anywhere;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap}
 #kmc-errors{margin:10px;padding:8px;border:2px solid var(--bad);white-space:pre-wrap}
 svg text{font:11px system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
 svg .lanelabel{font-weight:700;font-size:11px}
@@ -76,6 +80,10 @@ svg .msglabel{paint-order:stroke;stroke:#fff;stroke-width:3px;font-size:10px}
 svg .arrow:hover line,svg .arrow:hover path{stroke-width:3}
 tr.step.cycle td.n{box-shadow:inset 4px 0 0 #0969da}tr.step.cycle td{background:#f1f8ff}
 tr.loopback td{color:#0969da;font-weight:700}
+tr.step[data-lost] td.n,tr.step[data-lost] td.act{box-shadow:inset 0 0 0 2px var(--bad)}
+dl.abbr{display:flex;flex-wrap:wrap;gap:2px 14px;margin:4px 0 0;color:var(--muted)}
+dl.abbr div{display:flex;gap:4px}dl.abbr dt{font-weight:700}dl.abbr dd{margin:0}
+ul.notes{margin:6px 0 0;padding-left:18px;max-width:1400px}
 """
 
 ERROR_CAPTURE = """
@@ -107,6 +115,31 @@ DRAW = """
     var d=document.getElementById('detail-'+i); if(d){d.hidden=false;}
     if(scroll){var r=document.getElementById('step-'+i); if(r&&r.scrollIntoView){r.scrollIntoView({block:'nearest'});}}}
   var selected=data.bad_step;
+  var placed=[];  // the boxes of the labels drawn so far
+  // a lane's name over its lane: on two lines when wider than the lane, and
+  // moved in from the diagram's edges
+  function laneLabel(g,name,x,y,width){
+    var t=el('text',{'class':'lanelabel',x:String(x),y:String(y+4),'text-anchor':'middle'},g,name);
+    var cut=name.lastIndexOf(' ',Math.floor(name.length/2)+2);
+    if(t.getBBox().width>LANE_W-4&&cut>0){t.textContent='';
+      el('tspan',{x:String(x),y:String(y-2)},t,name.slice(0,cut));
+      el('tspan',{x:String(x),y:String(y+10)},t,name.slice(cut+1));}
+    var b=t.getBBox(), dx=b.x<1?1-b.x:(b.x+b.width>width-1?width-1-b.x-b.width:0);
+    if(dx){t.setAttribute('transform','translate('+dx+',0)');}}
+  function hits(b){return placed.some(function(p){return b.x<p.x+p.width&&p.x<b.x+b.width&&b.y<p.y+p.height&&p.y<b.y+b.height;});}
+  // a message's label: along its arrow, at the first place that keeps it
+  // inside the diagram and off the labels already drawn
+  function label(g,text,color,x1,y1,x2,y2,width){
+    var t=el('text',{'class':'msglabel',fill:color},g,text), b=null;
+    var spots=[0.28,0.5,0.72,0.12,0.88,0.4,0.6];
+    for(var k=0;k<spots.length;k++){var f=spots[k];
+      t.setAttribute('x',String(x1+(x2-x1)*f)); t.setAttribute('y',String(y1+(y2-y1)*f-3));
+      t.setAttribute('text-anchor',x2>=x1?'start':'end');
+      b=t.getBBox(); var dx=0;
+      if(b.x<1){dx=1-b.x;} else if(b.x+b.width>width-1){dx=width-1-b.x-b.width;}
+      if(dx){t.setAttribute('x',String(Number(t.getAttribute('x'))+dx)); b=t.getBBox();}
+      if(!hits(b)){break;}}
+    placed.push(b);}
   function draw(){
     var svg=document.getElementById('seq'); if(!svg){return;}
     while(svg.firstChild){svg.removeChild(svg.firstChild);}
@@ -130,8 +163,9 @@ DRAW = """
     var headY=head.height/2, laneTop=head.height;
     var lx=function(k){return LEFT+LANE_W*k+LANE_W/2;};
     lanes.forEach(function(name,k){var g=el('g',{'class':'lane','data-lane':String(k)},svg);
-      el('text',{'class':'lanelabel',x:String(lx(k)),y:String(headY+4),'text-anchor':'middle'},g,name);
+      laneLabel(g,name,lx(k),headY,width);
       el('line',{x1:String(lx(k)),x2:String(lx(k)),y1:String(laneTop),y2:String(height),stroke:'#8c959f','stroke-width':'1.5'},g);});
+    placed=[]; svg.querySelectorAll('text.lanelabel').forEach(function(t){placed.push(t.getBBox());});
     var ag=el('g',{'class':'arrows'},svg);
     data.arrows.forEach(function(a,idx){
       var color=COLORS[a.kind]||'#555'; var mk=COLORS[a.kind]?a.kind:'default';
@@ -146,8 +180,7 @@ DRAW = """
       if(a.fate!=='dropped'){attrs['marker-end']='url(#ah-'+mk+')';}
       el('line',attrs,g);
       if(a.fate==='dropped'){el('path',{d:'M'+(x2-4)+','+(y2-4)+' l8,8 m0,-8 l-8,8',stroke:color,'stroke-width':'2'},g);}
-      var t=0.28, tx=x1+(x2-x1)*t, ty=y1+(y2-y1)*t-3;
-      el('text',{'class':'msglabel',x:String(tx),y:String(ty),fill:color,'text-anchor':x2>=x1?'start':'end'},g,a.short);
+      label(g,a.short,color,x1,y1,x2,y2,width);
     });
     var dg=el('g',{'class':'actors'},svg);
     data.actors.forEach(function(k,i){ if(k===null||k===undefined||i===0){return;}
@@ -175,6 +208,15 @@ DRAW = """
   if(document.readyState==='loading'){document.addEventListener('DOMContentLoaded',start);} else {start();}
 })();
 """
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _shown(cell_html: str) -> str:
+    """What a cell says: its text, without the markup (a record's colour for
+    "acknowledged" is the producer's news, not the broker's)."""
+    return " ".join(html.unescape(_TAG.sub(" ", cell_html)).split())
 
 
 def _action_title(title: str) -> str:
@@ -220,6 +262,11 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
         inst = f" ({lasso['instance']})" if lasso.get("instance") else ""
         out.append(f'<h1><span class="prop">{_esc(prop)}</span>{_esc(inst)} violated: '
                    f'{_esc(lasso.get("structure", ""))}</h1>')
+        lost = lasso.get("lost_at")
+        if lost is not None:
+            where = "the initial state" if lost == 0 else f"step {lost}, {titles[lost]}"
+            out.append(f'<p class="brokeat" id="lost">Lost at {_esc(where)}: from there on the '
+                       f'behaviour never again reaches what {_esc(prop)} waits for.</p>')
     elif prop == "Deadlock":
         out.append(f"<h1>Deadlock after {took}</h1>")
     else:
@@ -250,12 +297,20 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
                    '<span>highlighted: changed in this step</span>'
                    + "".join(f"<span>{_esc(entry)}</span>" for entry in getattr(view, "legend", ()))
                    + '</p>')
+    abbr = getattr(view, "abbreviations", ())
+    if abbr:
+        out.append('<dl class="abbr" id="abbr">' + "".join(f"<div><dt>{_esc(k)}</dt><dd>{_esc(v)}</dd></div>"
+                                                           for k, v in abbr) + "</dl>")
+    notes = view.notes(trace) if hasattr(view, "notes") else []
+    if notes:
+        out.append('<ul class="notes" id="notes">' + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>")
     out.append("</header>")
     out.append('<main><div id="seqcol"><svg id="seq" xmlns="http://www.w3.org/2000/svg" '
                'role="img" aria-label="message sequence diagram"></svg></div>')
     out.append('<table id="steps"><thead><tr><th>#</th><th>action</th>'
                + "".join(f"<th>{_esc(c)}</th>" for c in columns) + "</tr></thead><tbody>")
     prev = None
+    shown_before: dict[int, str] = {}
     for i, (action, state) in enumerate(trace):
         if lasso is not None:
             cls = "step cycle" if i >= lasso["loop"] else "step"  # the cycle: loop..steps
@@ -274,13 +329,17 @@ def trace_page(view: TraceView, prop: str, trace: list, meta: dict | None = None
         cells = view.cells(prev, state)
         tds = []
         for j, (content, changed) in enumerate(cells):
+            # highlighted only when what the cell shows changed (not a field it hides)
+            changed = changed and _shown(content) != shown_before.get(j)
+            shown_before[j] = _shown(content)
             c = "cell" + (" changed" if changed else "") + (" bad" if i == steps and j in bad_cols
                                                             and lasso is None else "")
             tds.append(f'<td class="{c}">{content}</td>')
-        out.append(f'<tr class="{cls}" id="step-{i}" data-step="{i}"><td class="n">{i}</td>'
+        lost = ' data-lost="1"' if lasso is not None and i == lasso.get("lost_at") else ""
+        out.append(f'<tr class="{cls}" id="step-{i}" data-step="{i}"{lost}><td class="n">{i}</td>'
                    f'<td class="act">{act}</td>{"".join(tds)}</tr>')
         out.append(f'<tr class="detail" id="detail-{i}" hidden><td></td>'
-                   f'<td colspan="{len(columns) + 1}"><pre>{_esc(chr(10).join(lines))}</pre></td></tr>')
+                   f'<td colspan="{len(columns) + 1}"><div class="fit"><pre>{_esc(chr(10).join(lines))}</pre></div></td></tr>')
         prev = state
     if lasso is not None:
         back = (f"&#8635; stuttering: the behaviour stays in state {lasso['loop']} for ever"

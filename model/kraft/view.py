@@ -268,6 +268,11 @@ class KraftView(TraceView):
     name = "kraft"
     page_css = LOG_CSS
     legend = (ACKED_LEGEND,)
+    abbreviations = (("LE", "leader epoch"), ("PE", "partition epoch"), ("ISR", "in-sync replicas"),
+                     ("ELR", "eligible leader replicas (KIP-966)"), ("LEO", "log end offset"),
+                     ("HWM", "high watermark"), ("LESO", "leader epoch start offset: the leader's LEO "
+                                                         "when it was elected"),
+                     ("nacked", "records the producer was told failed"))
     kind_colors = {"FetchRequest": "#0969da", "FetchResponse": "#1a7f37", "AlterPartitionRequest": "#bc4c00",
                    "AlterPartitionResponse": "#953800", "RegisterBrokerRequest": "#8250df",
                    "RegisterBrokerResponse": "#6639ba"}
@@ -279,6 +284,8 @@ class KraftView(TraceView):
         self.brokers = tuple(range(1, self.n + 1))
         self.variant = getattr(model, "variant", "")
         self.elr = self.variant != "v3_5"
+        if not self.elr:  # (v3.5 has no ELR)
+            self.abbreviations = tuple(x for x in self.abbreviations if x[0] != "ELR")
         self.min_isr = constants.get("MinISR")
 
     # ---- text --------------------------------------------------------------------
@@ -415,8 +422,8 @@ class KraftView(TraceView):
             for m in sorted(after - before, key=fmt_message):
                 lines.append(f"sent: {fmt_message(m)}")
         for name, a, b in zip(self.names(state), prev, state):
-            if a == b or name in ("messages", "messages_discard"):
-                continue
+            if a == b or name in ("messages", "messages_discard") or name.startswith("aux_"):
+                continue  # (aux_*: the model's own counters and bounds, not the protocol's)
             depth = _ALL_PER_BROKER.get(name)
             if depth == 1:
                 for br, x, y in zip(self.brokers, a, b):
@@ -591,8 +598,9 @@ class KraftView(TraceView):
             items.append(self._item("flushed <", _esc(f), ch and p.partition_flushed[i] != f))
             items.append(self._item("HWM ckpt", _esc(c), ch and p.partition_hwm_checkpoint[i] != c))
             if bs.status <= 1:  # offline: the broker epoch file
+                pbs = p.broker_state[i] if ch else bs
                 items.append(self._item("epoch file", _esc(bs.broker_epoch or "absent"),
-                                        ch and p.broker_state[i] != bs))
+                                        ch and (pbs.status > 1 or pbs.broker_epoch != bs.broker_epoch)))
             g = int(s.ghost_unclean[i])
             if g:
                 items.append(self._item("", f'<span class="fenced">{_esc(GHOST[g].split(" (")[0])}</span>',
@@ -641,6 +649,23 @@ class KraftView(TraceView):
                                               "partition_metadata", "partition_leso", "con_broker_reg",
                                               "partition_replica_state", "partition_flushed",
                                               "partition_hwm_checkpoint", "ghost_unclean") if v in names)
+
+    def notes(self, trace: list) -> list[str]:
+        """A record both nacked and committed: the HWM passed it while the
+        maximal ISR had fewer than MinISR members (the leader answers
+        NOT_ENOUGH_REPLICAS_AFTER_APPEND), or the leader failed it as it gave
+        up leadership, after it was already replicated enough."""
+        s = trace[-1][1]
+        committed = {r.value for r in s.inv_consumed}
+        both = sorted(v for v in s.inv_neg_acked if v in committed)
+        if not both:
+            return []
+        return [f"nacked and committed: {', '.join(map(str, both))}. The producer was told the write "
+                f"failed (the high watermark passed the record while fewer than MinISR={self.min_isr} "
+                f"replicas were in the maximal ISR, or the leader failed its pending writes as it gave up "
+                f"leadership), yet the record is below the true HWM and consumers read it: Kafka never "
+                f"takes a written record back, so a failed write may still be committed (a producer "
+                f"retry would write it twice)."]
 
     def cells(self, prev, state) -> list[tuple[str, bool]]:
         out = [self._controller_cell(prev, state)]

@@ -280,9 +280,19 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def _kinds(messages) -> dict[str, int]:
+    """How many messages of each kind are in flight."""
+    kinds: dict[str, int] = {}
+    for m in messages:
+        kinds[message_kind(m)] = kinds.get(message_kind(m), 0) + 1
+    return kinds
+
+
 class KraftQuorumView(TraceView):
     name = "kraft_quorum"
     kind_colors = KIND_COLORS
+    abbreviations = (("e N", "the server's current epoch"), ("HWM", "high watermark"),
+                     ("ends", "the leader's record of each follower's log end offset"))
 
     def __init__(self, model: Any):
         super().__init__(model)
@@ -991,12 +1001,12 @@ class KraftQuorumView(TraceView):
 
         cut = cut_pairs(st)
         links = ", ".join(f"s{a}-s{b}" for a, b in cut) + " cut" if cut else "all connected"
-        kinds: dict[str, int] = {}
-        for m in st.net_messages:
-            kinds[message_kind(m)] = kinds.get(message_kind(m), 0) + 1
+        kinds = _kinds(st.net_messages)
+        before = _kinds(prev.net_messages) if prev is not None else kinds
         items = [self._item("links", _esc(links), changed("net_connectivity")), "<br>",
-                 self._item("in flight", _esc(len(st.net_messages)), changed("net_messages"))]
-        items += [self._item("", _esc(f"{n} {k}"), False) for k, n in sorted(kinds.items())]
+                 self._item("in flight", _esc(len(st.net_messages)),
+                            prev is not None and len(prev.net_messages) != len(st.net_messages))]
+        items += [self._item("", _esc(f"{n} {k}"), before.get(k) != n) for k, n in sorted(kinds.items())]
         acked = f'<span class="acked-set">{_esc(fmt_values(st.inv_pos_acked))}</span>'
         items += ["<br>", self._item("sent", _esc(fmt_values(st.inv_sent)), changed("inv_sent")),
                   "<br>", self._item("acked", acked, changed("inv_pos_acked"))]

@@ -164,6 +164,9 @@ class ZkView(TraceView):
     name = "zk"
     page_css = LOG_CSS
     legend = (ACKED_LEGEND,)
+    abbreviations = (("LE", "leader epoch"), ("v", "the partition state znode's version"),
+                      ("ISR", "in-sync replicas"), ("LEO", "log end offset"), ("HW", "high watermark"),
+                      ("ckpt HW", "the high watermark in the checkpoint file"))
     kind_colors = KIND_COLORS
 
     def __init__(self, model: Any):
@@ -412,7 +415,8 @@ class ZkView(TraceView):
                  self._item("ckpt HW", _esc(s.ckpt_hw[b]), changed("ckpt_hw"))]
         lv = s.leader_view[b]
         if lv is not None:
-            items += ["<br>", self._item("ISR", _esc(fmt_set(lv.isr)), changed("leader_view"))]
+            old = was("leader_view")
+            items += ["<br>", self._item("ISR", _esc(fmt_set(lv.isr)), ch and (old is None or old.isr != lv.isr))]
         changed_any = ch and any(changed(n) for n in PER_BROKER)
         return " ".join(items), changed_any
 

@@ -16,6 +16,13 @@ def test_progress_lines_and_no_spark_noise(tmp_path):
     progress = [ln for ln in lines if ln.startswith("kmc: spark: level ")]
     assert [ln.split(":")[2].split()[1] for ln in progress] == [str(i) for i in range(7)]
     assert all("frontier" in ln and "distinct" in ln and "level " in ln for ln in progress)
+    # what the run waits for is said: the JVM starting beside the driver's
+    # levels, and, when the driver finished alone, why it waits for the JVM
+    assert lines.index("kmc: spark: starting Spark's JVM (local[2]) in the background; the driver runs "
+                       "the first small levels meanwhile") < lines.index(progress[0])
+    waiting = [ln for ln in lines if ln.startswith("kmc: spark: the search finished in the driver; waiting")]
+    in_driver = all(ln.endswith("(in the driver while Spark starts)") for ln in progress)
+    assert len(waiting) == (1 if in_driver else 0)
     for noise in ("WARN", "INFO", "log4j", "SparkContext", "Stage ", "NativeCodeLoader", "WARNING"):
         assert noise not in proc.stderr, noise
     summary = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -132,6 +132,7 @@ class SparkSearch:
                 raise SpecError(f"{STOP_AFTER_ENV} must be a level number") from None
         self.stop_after_level = stop_after_level
         self.progress = progress if progress is not None else opts.progress
+        sparksession.set_notices(_notice if self.progress is not None else None)
         self.spark_conf = spark_conf
         self.inject_failure = inject_failure
         self.executor_timeout = executor_timeout
@@ -190,6 +191,8 @@ class SparkSearch:
             stop_on_violation=o.stop_on_violation, partitions=1,
             inject_failure=self.inject_failure)
         if self.driver_frontier <= 0 or sparksession.is_running(self.master):
+            if not sparksession.is_running(self.master):
+                self._say(f"starting Spark's JVM ({self.master or sparksession.DEFAULT_MASTER}) ...")
             self._launch()
             self.max_partitions = self._spark_partitions
             return
@@ -199,6 +202,8 @@ class SparkSearch:
         # the partitions the driver writes: the executors' cores when known
         # now (a local master), else one partition only (_driver_may_expand)
         self.max_partitions = self.requested_partitions or sparksession.local_cores(self.master)
+        self._say(f"starting Spark's JVM ({self.master or sparksession.DEFAULT_MASTER}) in the background; "
+                  f"the driver runs the first small levels meanwhile")
         self._starter = sparksession.Starter(self._launch)
         # the starter thread talks to the JVM (py4j) call after call, each one
         # waiting for the GIL the driver's levels hold: hand it over sooner
@@ -708,6 +713,9 @@ class SparkSearch:
             t = self.totals = self._finish(t, bound=False)
         levels.rewrite_stats(self.run_dir, t.level, t.to_json())
         result = self._result(t)  # (Spark still starting: traces looked up in the driver)
+        if self._starter is not None and not self._starter.done():
+            self._say("the search finished in the driver; waiting for Spark's JVM, started with the run, "
+                      "so that a Spark that does not work here is still reported (--engine local needs no JVM)")
         try:
             self._await_spark()  # a master asked for that does not work is an error all the same
         except (SparkUnavailableError, ExecutorSetupError) as e:
@@ -719,6 +727,10 @@ class SparkSearch:
         if self.stop_after_level is not None and level >= self.stop_after_level:
             raise RunInterrupted(f"stopped after level {level} as asked; go on with --resume {self.run_dir}",
                                  run_dir=self.run_dir, level=level)
+
+    def _say(self, line: str) -> None:
+        if self.progress is not None:
+            _notice(line)
 
     def _report(self, totals: Totals, seconds: float, expanded: int, where: str = "driver") -> None:
         if self.progress is None:
@@ -782,6 +794,11 @@ class SparkSearch:
                         engine={"name": "spark", "run_dir": str(self.run_dir),
                                 "partitions": self.max_partitions, "driver_levels": self.driver_levels,
                                 "startup_s": round(self.startup_s, 3)})
+
+def _notice(line: str) -> None:
+    """A progress notice on stderr, beside the level lines (checker/front/spark_cli.py)."""
+    print(f"kmc: spark: {line}", file=sys.stderr, flush=True)
+
 
 def check_spark(spec_or_config, options: CheckOptions | None = None, master: str | None = None,
                 partitions: int | None = None, run_dir: Path | str | None = None,

@@ -40,12 +40,16 @@ REGISTER_TIMEOUT_S = 15.0
 EXECUTOR_TIMEOUT_S = 60.0
 DRIVER_JIT_OPTS = os.environ.get("KMC_SPARK_DRIVER_JIT", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
 # The driver JVM loads several thousand of Spark's classes at every start.
-# From a class-data-sharing archive of them (made once per Java and pyspark,
-# as a run's JVM exits: driver_cds; about 120 MB in ~/.cache/kmc/spark-cds)
-# it starts in about half the time and CPU (measured: the git history of bench/README.md).
-# KMC_SPARK_CDS=off: never; a folder: keep the archive there.
+# From a class-data-sharing archive of them (made once per Java and pyspark
+# installation, as a run's JVM exits: driver_cds; about 120 MB in
+# ~/.cache/kmc/spark-cds) it starts in about half the time and CPU
+# (bench/README.md). The JVM maps an archive only with the very jar files it
+# was made from, so each pyspark installation (each virtualenv) needs its
+# own: the folder keeps the CDS_KEEP most recently used ones.
+# KMC_SPARK_CDS=off: never; a folder: keep the archives there.
 CDS_ENV = "KMC_SPARK_CDS"
 CDS_DUMP_TIMEOUT_S = 60.0
+CDS_KEEP = 2
 CDS_DYNAMIC_MAGIC = (0xF00BABA8).to_bytes(4, "little")  # a dynamic archive's header
 
 LOG4J2 = """\
@@ -173,6 +177,13 @@ class _Launched:
     master: str | None = None
     log_path: Path | None = None
     zips: set = set()
+    say = staticmethod(lambda line: None)  # kmc's progress notices (set_notices)
+
+
+def set_notices(say) -> None:
+    """Where the class-data archive being written as the JVM exits is
+    announced (say(text), one line each; None: nowhere, as with --quiet)."""
+    _Launched.say = staticmethod(say or (lambda line: None))
 
 
 def java_option(opt: str) -> str:
@@ -193,7 +204,7 @@ def _default_conf(master: str, log_dir: Path, cds_opt: str | None = None) -> dic
     # the driver JVM mostly starts up, schedules tasks and moves shuffle bytes
     # (the work is in the Python workers): with the C1 compiler only and one
     # GC thread it starts several seconds sooner and burns less CPU beside
-    # the workers on a small machine (measured: the git history of bench/README.md)
+    # the workers on a small machine (bench/README.md)
     driver_opts = f"{java_opts} {DRIVER_JIT_OPTS} {java_option(cds_opt) if cds_opt else ''}".strip()
     # a crash report goes beside spark.log, not into the working folder
     driver_opts += " " + java_option(f"-XX:ErrorFile={log_dir}/hs_err_pid%p.log")
@@ -335,6 +346,7 @@ def get_session(master: str | None = None, log_dir: Path | None = None, conf: di
             log.close()  # the JVM holds its own descriptor
         _Launched.log_path = log_path
         if cds is not None and cds.pending is not None:
+            cds.say = _Launched.say
             atexit.register(cds.keep, gateway.proc)
         sc = _new_context(master, log_path, lambda: SparkContext(gateway=gateway, conf=sconf))
     else:
@@ -354,6 +366,7 @@ class DriverCds:
 
     def __init__(self, option: str, archive: Path, pending: Path | None = None, java: str = "java"):
         self.option, self.archive, self.pending, self.java = option, archive, pending, java
+        self.say = lambda line: None
 
     def keep(self, proc) -> None:
         """At exit: stop Spark, end the JVM as Python's exit would (its stdin
@@ -361,10 +374,13 @@ class DriverCds:
         starts with it (one cut short crashes the JVM that maps it), named
         with its size (a later run checks it) and renamed into place
         atomically. A JVM killed meanwhile leaves a .part, which a later run
-        removes."""
+        removes; one interrupted here (Ctrl-C) is ended and its .part removed."""
         pending = self.pending
         try:
             if proc.poll() is None:
+                self.say(f"writing the class-data archive of Spark's JVM to {self.archive.parent} "
+                         f"(once per Java and pyspark installation, up to {CDS_DUMP_TIMEOUT_S:.0f} s; "
+                         f"{CDS_ENV}=off skips it) ...")
                 try:  # first Spark, whose accumulator server would see the JVM go (a traceback)
                     stop_session()
                 except Exception:  # noqa: BLE001 - a JVM already going
@@ -378,8 +394,15 @@ class DriverCds:
                                      capture_output=True, timeout=60).returncode == 0)
             if ok:
                 os.replace(pending, self.archive.with_name(f"{self.archive.stem}-{pending.stat().st_size}.jsa"))
+                _bound(self.archive.parent)
+            self.say("class-data archive " + ("written" if ok else "not kept (a later run makes one again)"))
         except (OSError, subprocess.TimeoutExpired, ValueError):
             pass  # only a speed-up: a later run makes one again
+        except KeyboardInterrupt:
+            if proc.poll() is None:  # the JVM would go on writing the .part
+                proc.kill()
+                proc.wait()
+            raise
         finally:
             for leftover in (pending, Path(f"{pending}.crash.log")):
                 try:
@@ -397,6 +420,36 @@ def _archives(archive: Path) -> list[Path]:
     return sorted(archive.parent.glob(f"{archive.stem}-*.jsa"))
 
 
+def _bound(folder: Path, keep: int = CDS_KEEP) -> None:
+    """Only the `keep` most recently used archives stay (a run touches the
+    one it maps): other installations' older ones go."""
+    made = sorted(folder.glob("driver-*.jsa"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in made[keep:]:
+        old.unlink(missing_ok=True)
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:  # (not ours to touch: it may go before a newer one)
+        pass
+
+
+def _writer_alive(part: Path) -> bool:
+    """Is the JVM of the kmc process that named this .part (driver-KEY.PID.part)
+    still there to write it? A .part more than an hour old never is."""
+    try:
+        pid = int(part.name.rsplit(".", 2)[-2])
+        if time.time() - part.stat().st_mtime > 3600:
+            return False
+        os.kill(pid, 0)
+    except (ValueError, IndexError, ProcessLookupError):
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
 def cds_folder() -> Path | None:
     """Where the driver's class-data archive is kept: $KMC_SPARK_CDS, else the
     user's cache folder; None when KMC_SPARK_CDS is off."""
@@ -411,8 +464,10 @@ def cds_folder() -> Path | None:
 def driver_cds() -> DriverCds | None:
     """The CDS option for the driver JVM about to be launched (None: off, or
     no folder to keep the archive in). The archive is named by the java
-    binary (path, size, time) and pyspark (path, version) it was made with,
-    and its size (one of another size was cut short: removed)."""
+    binary (path, size, time) and pyspark (path, version: the JVM maps an
+    archive only with the jar files it was made with) and its size (one of
+    another size was cut short: removed). .part files whose writer is gone
+    are removed first."""
     try:
         folder = cds_folder()
         if folder is None:
@@ -424,14 +479,15 @@ def driver_cds() -> DriverCds | None:
                              f"{pyspark.__version__}".encode()).hexdigest()[:16]
         folder.mkdir(parents=True, exist_ok=True)
         archive = folder / f"driver-{key}.jsa"
+        for old in folder.glob("*.part"):  # a kmc (or its JVM) killed while writing one
+            if not _writer_alive(old):
+                old.unlink(missing_ok=True)
+                Path(f"{old}.crash.log").unlink(missing_ok=True)
         for made in _archives(archive):
             if made.stat().st_size == int(made.stem.rsplit("-", 1)[1]):
+                _touch(made)  # used: kept by _bound before older ones
                 return DriverCds(f"-XX:SharedArchiveFile={made}", made, java=str(java))
             made.unlink(missing_ok=True)
-        now = time.time()
-        for old in folder.glob("*.part"):  # a JVM killed while writing one
-            if now - old.stat().st_mtime > 3600:
-                old.unlink(missing_ok=True)
         pending = folder / f"driver-{key}.{os.getpid()}.part"
         return DriverCds(f"-XX:ArchiveClassesAtExit={pending}", archive, pending, str(java))
     except (OSError, ValueError, SparkUnavailableError, ImportError):
