@@ -29,7 +29,9 @@ from checker.search import registry
 from checker.search.engine import (CheckOptions, CheckResult, DiskLimitError, MemoryLimitError,
                                    check as run_check)
 from checker.search.checkpoint import MANIFEST
-from checker.search.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
+from checker.search.errors import (EXIT_EVALUATION, EXIT_OK, EXIT_VIOLATION, EngineEvaluationError,
+                                   KmcError, SpecError)
+from checker.search.result import EvaluationFailure
 from checker.search.files import disk_full, new_run_id
 from model.base import ModelConfigError
 
@@ -145,26 +147,34 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         click.echo(f"kmc: checking {spec_path} (model {spec.model}/{spec.variant}, {bound}, "
                    f"{len(properties)} properties"
                    + (f", {len(liveness.properties)} temporal" if liveness is not None else "") + ")", err=True)
-    if liveness is not None:  # the local engine, recording the state graph
-        from checker.search.liveness.run import check_liveness
-        result = check_liveness(model, properties, liveness, options)
-        run_id = new_run_id()
-        engine = "local"
-    elif resumable:
-        options.checkpoint_from = 0 if checkpoint else CHECKPOINT_FROM
-        result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume, engine)
-        run_id = run_dir.name
-    elif engine == "spark":
-        from checker.front.spark_cli import run_spark
-        result, run_id, spark_run_dir, spark_error = run_spark(spec, options, out_dir, master,
-                                                               partitions, resume, quiet)
-    elif engine == "auto":
-        from checker.search.parallel import check_auto
-        result = check_auto(model, properties, options)
-        run_id = new_run_id()
-    else:
-        result = run_check(model, properties, options)
-        run_id = new_run_id()
+    try:
+        if liveness is not None:  # the local engine, recording the state graph
+            from checker.search.liveness.run import check_liveness
+            result = check_liveness(model, properties, liveness, options)
+            run_id = new_run_id()
+            engine = "local"
+        elif resumable:
+            options.checkpoint_from = 0 if checkpoint else CHECKPOINT_FROM
+            result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume, engine)
+            run_id = run_dir.name
+        elif engine == "spark":
+            from checker.front.spark_cli import run_spark
+            result, run_id, spark_run_dir, spark_error = run_spark(spec, options, out_dir, master,
+                                                                   partitions, resume, quiet)
+        elif engine == "auto":
+            from checker.search.parallel import check_auto
+            result = check_auto(model, properties, options)
+            run_id = new_run_id()
+        else:
+            result = run_check(model, properties, options)
+            run_id = new_run_id()
+    except EngineEvaluationError as e:  # a result: the trace to where the model raised
+        result = evaluation_result(e, model)
+        run_dir = getattr(e, "run_dir", None)
+        run_id = run_dir.name if run_dir is not None else new_run_id()
+        resumable = resumable and run_dir is not None
+        if result is None or engine == "spark":
+            raise EngineEvaluationError(_failure(e, model).line()) from None
     config = spec.config()
     config["check_deadlock"] = options.check_deadlock
     config["stop_on_violation"] = options.stop_on_violation
@@ -208,7 +218,37 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         click.echo(json.dumps(obj, sort_keys=False))
     if engine == "spark" and spark_error is not None:
         raise spark_error  # the result the driver finished is written and shown; Spark failed
+    if result.error is not None:
+        click.echo(f"kmc: error: {result.error.line()}", err=True)
+        return EXIT_EVALUATION
     return EXIT_VIOLATION if result.violations else EXIT_OK
+
+
+def _failure(e: EngineEvaluationError, model) -> EvaluationFailure:
+    """The error as a result's: the action, the model's words without the
+    state, and the known quirk that causes it (the model's known_quirk)."""
+    action = e.action if e.action is not None else getattr(e, "label", None)
+    action = None if action is None else str(action)
+    detail = " ".join(str(e.detail).split())
+    if action and detail.startswith(f"{action}: "):
+        detail = detail[len(action) + 2:]
+    explain = getattr(model, "known_quirk", None)
+    hint = explain(f"{action}: {detail}" if action else detail) if explain else None
+    state = None
+    if action is None and e.state is not None:
+        state = repr(e.state)
+        state = state if len(state) <= 60 else state[:57] + "..."
+    return EvaluationFailure(action, detail, hint, list(e.trace or ()), state)
+
+
+def evaluation_result(e: EngineEvaluationError, model) -> CheckResult | None:
+    """The search up to an evaluation error, as a result of outcome 'error'
+    (None when the engine could not rebuild the trace to it)."""
+    if e.result is None or not e.trace:
+        return None
+    result = e.result
+    result.outcome, result.error = "error", _failure(e, model)
+    return result
 
 
 def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
@@ -249,6 +289,9 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
             return check_auto(model, properties, options), run_dir
         return run_check(model, properties, options), run_dir
     except BaseException as e:
+        if isinstance(e, EngineEvaluationError) and e.result is not None:
+            e.run_dir = run_dir   # the result is written into it
+            raise
         kept = (run_dir / "levels" / MANIFEST).is_file()
         if kept:
             # (a memory or disk stop's own line says how to go on)

@@ -65,7 +65,9 @@ def itf_meta(summary: dict | None, prop: str, trace: list) -> dict:
 def text_form(view: TraceView | None, v, summary: dict | None) -> str:
     if is_lasso(v):
         return lasso_text(v, view) + "\n"
-    return view.text(v.property, v.trace) if view is not None else trace_text(v.property, v.trace)
+    header = getattr(v, "header", "")   # an evaluation error's (result.EvaluationFailure)
+    return (view.text(v.property, v.trace, header) if view is not None
+            else trace_text(v.property, v.trace, header))
 
 
 def json_form(view: TraceView | None, v, summary: dict | None) -> str:

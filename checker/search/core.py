@@ -203,6 +203,7 @@ class Search:
         self.first_violation: dict[str, tuple[int, int]] = {}   # name -> (level, fp)
         self.sometimes: dict[str, int | None] = {p.name: None for p in self.ctx.sometimes}
         self.stopped = False
+        self.expanding = None      # the level being expanded (an evaluation error's trace)
         self.frontier = None       # the newest complete level's states
         self.previous = None       # the level expanded last (closed once the next is kept)
         self.start_time = time.perf_counter()
@@ -222,6 +223,9 @@ class Search:
                 return run_levels(self)
         except KeyboardInterrupt:
             stop.handled()
+            raise
+        except EngineEvaluationError as e:
+            self._attach(e)
             raise
         finally:
             # (a frontier's file may be the newest checkpoint's: a stopped run
@@ -252,6 +256,7 @@ class Search:
         # the level at the depth bound is only counted (unless deadlocks are
         # checked there): it is never expanded
         keep = max_depth is None or level + 1 < max_depth or self.options.check_deadlock
+        self.expanding = level
         nxt = self.expander.expand(self, level, self.frontier, log, keep)
         self.memory.measure()   # (a level's end: both frontiers held, the most it takes)
         self.previous, self.frontier = self.frontier, nxt
@@ -269,6 +274,7 @@ class Search:
         still shows as a state without any successor."""
         if not self.options.check_deadlock:
             return
+        self.expanding = level
         for chunk in self._state_chunks(self.frontier):
             self._deadlocks_among(level, ((state, fp) for state, _, fp in chunk))
             if self.stopped:
@@ -484,6 +490,24 @@ class Search:
                     return
 
     # -- counterexamples --
+
+    def _attach(self, e: EngineEvaluationError) -> None:
+        """An evaluation error made a result: the trace to the state whose
+        successors (or whose check) raised, and the search's figures so far
+        (e.trace, e.result; left None where they cannot be rebuilt)."""
+        level = self.expanding
+        if level is None:   # the initial states: the state itself is the trace
+            e.trace = [(None, e.state)] if e.state is not None else None
+            return
+        try:
+            fp = e.parent_fp if e.parent_fp is not None else self.ctx.entry(e.state)[2]
+            trace = self.trace(level, fp)
+            if e.successor is not None:
+                trace.append((e.action, e.successor))
+            e.trace = trace
+            e.result = self._result(exhausted=False, states_left=len(self.frontier or ()))
+        except Exception:   # noqa: BLE001 - the error's own line is still reported
+            return
 
     def trace(self, level: int, fp: int) -> list:
         """The shortest path to the state with fingerprint fp at `level`, by

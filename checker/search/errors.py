@@ -36,6 +36,11 @@ class EngineEvaluationError(KmcError):
         self.action = action
         self.state = state
         self.level = level
+        self.detail = message        # the model's own words (without the state)
+        self.parent_fp = None        # the fingerprint of the state whose successors raised
+        self.successor = None        # the new state a property raised on, if one did
+        self.trace = None            # [(None, init), (action, state), ...] to where it raised
+        self.result = None           # the search up to the error (a CheckResult)
 
 
 class Terminated(KeyboardInterrupt):
