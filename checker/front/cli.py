@@ -26,11 +26,12 @@ from checker.output.results import ensure_writable, summary, write_run, write_ru
 from checker.output.views import view_for
 from checker.search.contract import projections_of
 from checker.search import registry
-from checker.search.engine import (CheckOptions, CheckResult, DiskLimitError, MemoryLimitError,
+from checker.search.engine import (DEADLOCK, CheckOptions, CheckResult, DiskLimitError, MemoryLimitError,
                                    check as run_check)
 from checker.search.checkpoint import MANIFEST
-from checker.search.errors import (EXIT_EVALUATION, EXIT_OK, EXIT_VIOLATION, EngineEvaluationError,
-                                   KmcError, SpecError)
+from checker.search.errors import (EXIT_DEADLOCK, EXIT_EVALUATION, EXIT_LIVENESS, EXIT_OK,
+                                   EXIT_SAFETY, EXIT_VIOLATION, EngineEvaluationError, KmcError,
+                                   SpecError)
 from checker.search.result import EvaluationFailure
 from checker.search.files import disk_full, new_run_id
 from model.base import ModelConfigError
@@ -66,11 +67,16 @@ def cli(ctx: click.Context) -> None:
 @click.option("--continue", "keep_going", is_flag=True,
               help="Do not stop at the first violation: report every violated property.")
 @click.option("--deadlock/--no-deadlock", "deadlock", default=None,
-              help="Report states without successors (default: the spec's check_deadlock, off).")
+              help="Report states without successors (default: the spec's check_deadlock, off). "
+                   "Not TLC's -deadlock, which turns the check OFF: TLC's -deadlock is kmc's "
+                   "--no-deadlock.")
 @click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
               help="Which engine runs the search: auto (the local engine, then every core once a "
                    "level is big enough to pay: checker/search/parallel.py), local (one process) or "
                    "spark (PySpark).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+              help="The auto engine's worker processes (default: one per core; the environment "
+                   "variable KMC_AUTO_WORKERS alike).")
 @click.option("--out", "out_dir", type=OutPath(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True, help="Results root directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
@@ -87,6 +93,13 @@ def cli(ctx: click.Context) -> None:
 @click.option("--property", "temporal", multiple=True, metavar="NAME",
               help="Check this temporal property (repeatable; replaces the spec's `properties`), "
                    "under the spec's fairness (default: the model's reference fairness).")
+@click.option("--fairness", "fairness", multiple=True, metavar="WF:ACTION|SF:ACTION|reference|none",
+              help="The fairness of the temporal properties (repeatable, or comma-separated; "
+                   "replaces the spec's `fairness`): weak or strong fairness of an action, the "
+                   "model's reference fairness, or none.")
+@click.option("--tlc-exit-codes", is_flag=True,
+              help="Exit as TLC does on a violation: 11 a deadlock, 12 an invariant (safety), "
+                   "13 a temporal property (liveness), instead of 1 for each.")
 @click.option("--full-state", is_flag=True,
               help="Show state 0 with every variable on the console (the trace files always have it).")
 @click.option("--checkpoint/--no-checkpoint", default=None,
@@ -97,10 +110,21 @@ def cli(ctx: click.Context) -> None:
 @click.option("--invariant", "-i", "invariants", multiple=True, metavar="NAME",
               help="Check this invariant (repeatable; replaces the spec's `invariants`; "
                    "the model's witnesses are still checked). `kmc list MODEL` names them.")
-def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
-              as_json: bool, quiet: bool, max_memory, min_free_disk, master, partitions, resume, temporal,
-              full_state, checkpoint, invariants) -> int:
-    """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
+def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, workers,
+              out_dir: Path, as_json: bool, quiet: bool, max_memory, min_free_disk, master, partitions,
+              resume, temporal, fairness, tlc_exit_codes, full_state, checkpoint, invariants) -> int:
+    """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/.
+
+    \b
+    Exit codes:
+      0  nothing violated
+      1  a property violated (with --tlc-exit-codes: 11 a deadlock, 12 an
+         invariant, 13 a temporal property, as TLC)
+      2  bad input (spec, option, constant), or a --max-memory or
+         --min-free-disk stop
+      3  a model evaluation error (its trace is in the run folder)
+      130 interrupted (Ctrl-C), 143 terminated (SIGTERM)
+    """
     import time
     from checker.front import temporal_spec as liveness_config
     started = time.perf_counter()
@@ -108,7 +132,12 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     with registry.build_limit(max_memory):   # the model's build is held to --max-memory too
         spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
                          properties=list(temporal))
+    if fairness:
+        spec.fairness = _fairness_option(fairness)
     liveness = liveness_config.validate(spec, str(spec_path))
+    if workers is not None and (engine != "auto" or liveness is not None):
+        raise SpecError("--workers is the auto engine's (the default --engine auto; temporal "
+                        "properties run on the local engine; spark: --partitions)")
     if liveness is not None and engine == "spark":
         raise SpecError("liveness (temporal properties) runs on the local engine only: the spark "
                         "engine keeps no state graph; use --engine local or auto")
@@ -155,7 +184,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
             engine = "local"
         elif resumable:
             options.checkpoint_from = 0 if checkpoint else CHECKPOINT_FROM
-            result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume, engine)
+            result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume,
+                                            engine, workers)
             run_id = run_dir.name
         elif engine == "spark":
             from checker.front.spark_cli import run_spark
@@ -163,7 +193,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
                                                                    partitions, resume, quiet)
         elif engine == "auto":
             from checker.search.parallel import check_auto
-            result = check_auto(model, properties, options)
+            result = check_auto(model, properties, options, workers=workers)
             run_id = new_run_id()
         else:
             result = run_check(model, properties, options)
@@ -179,10 +209,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     config["check_deadlock"] = options.check_deadlock
     config["stop_on_violation"] = options.stop_on_violation
     obj = summary(config, result, run_id=run_id, expect=spec.expect, engine=engine)
-    # (--deadlock and --continue change what is reported: states without
-    # successors, every violated property instead of the first)
-    changed = bool(sets or depth is not UNSET or invariants or temporal or keep_going
-                   or (deadlock is not None and deadlock != spec.check_deadlock))
+    changed = _changes(spec_path, spec, sets, depth, invariants, temporal, fairness, keep_going,
+                       deadlock)
     _compare_with_expect(obj, spec, result, changed=changed)
     view = view_for(model)  # the model's trace view: once, for the files and the console
     try:
@@ -210,6 +238,8 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     obj["total_time_s"] = round(total_s, 3)
     click.echo(report_text(spec, result, run_dir, view=view, total_s=total_s, full_state=full_state),
                file=out)
+    if "expect_note" in obj:
+        click.echo(obj["expect_note"], file=out)
     if "expect_met" in obj:
         click.echo("The run matches the spec's [expect]." if obj["expect_met"] else
                    "The run does NOT match the spec's [expect]: " + "; ".join(obj["expect_problems"]) + ".",
@@ -221,7 +251,61 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     if result.error is not None:
         click.echo(f"kmc: error: {result.error.line()}", err=True)
         return EXIT_EVALUATION
-    return EXIT_VIOLATION if result.violations else EXIT_OK
+    return exit_code(result, tlc_exit_codes)
+
+
+def exit_code(result: CheckResult, tlc: bool = False) -> int:
+    """0 nothing violated, 1 a property violated; with tlc (--tlc-exit-codes)
+    TLC's codes for the first violation reported: 11 a deadlock, 12 an
+    invariant, 13 a temporal property (tlc2/output/EC.java, ExitStatus)."""
+    if not result.violations:
+        return EXIT_OK
+    if not tlc:
+        return EXIT_VIOLATION
+    from checker.output.lasso import is_lasso
+    first = result.violations[0]
+    if is_lasso(first):
+        return EXIT_LIVENESS
+    return EXIT_DEADLOCK if first.property == DEADLOCK else EXIT_SAFETY
+
+
+def _fairness_option(values) -> list | str:
+    """--fairness as the spec's `fairness` key: "reference", [] (none), or
+    ["WF:Action", ...] (repeated or comma-separated)."""
+    items = [x.strip() for v in values for x in v.split(",") if x.strip()]
+    if items in (["reference"], ["none"]):
+        return "reference" if items == ["reference"] else []
+    if "reference" in items or "none" in items:
+        raise SpecError("--fairness: 'reference' and 'none' stand alone, not among WF:/SF: actions")
+    return items
+
+
+def _changes(spec_path: Path, spec, sets, depth, invariants, temporal, fairness, keep_going,
+             deadlock) -> list[str]:
+    """The options that really change the spec's run (a value equal to the
+    spec's own is no change): each as the command line names it."""
+    from checker.front.spec import read_toml
+    data = read_toml(spec_path, "spec")
+    out = []
+    if depth is not UNSET and depth != data.get("depth"):
+        own = data.get("depth")
+        out.append(f"--depth {'none' if depth is None else depth} (the spec's: "
+                   f"{'none' if own is None else own})")
+    if sets:
+        defn = registry.model_def(spec.model)
+        own = registry.resolve_constants(defn, spec.variant, data.get("constants", {}))
+        out += [f"--set {k}={json.dumps(v)}" for k, v in spec.overrides.items() if own.get(k) != v]
+    if invariants and set(invariants) != set(data.get("invariants") or ()):
+        out.append("--invariant " + ", ".join(invariants))
+    if temporal and set(temporal) != set(data.get("properties") or ()):
+        out.append("--property " + ", ".join(temporal))
+    if fairness and spec.fairness != data.get("fairness", "reference"):
+        out.append("--fairness " + ",".join(fairness))
+    if keep_going:   # every violated property instead of the first: other figures
+        out.append("--continue")
+    if deadlock is not None and deadlock != spec.check_deadlock:
+        out.append("--deadlock" if deadlock else "--no-deadlock")
+    return out
 
 
 def _failure(e: EngineEvaluationError, model) -> EvaluationFailure:
@@ -252,7 +336,7 @@ def evaluation_result(e: EngineEvaluationError, model) -> CheckResult | None:
 
 
 def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
-                  resume: Path | None, engine: str = "local"):
+                  resume: Path | None, engine: str = "local", workers: int | None = None):
     """The local or auto engine keeping its finished levels in RUN_DIR/levels/
     (checker/search/checkpoint.py; from options.checkpoint_from states): a
     new run's folder, or `resume`'s, whose newest finished level it goes on
@@ -286,7 +370,7 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
     try:
         if engine == "auto":  # a checkpoint of either engine resumes with either
             from checker.search.parallel import check_auto
-            return check_auto(model, properties, options), run_dir
+            return check_auto(model, properties, options, workers=workers), run_dir
         return run_check(model, properties, options), run_dir
     except BaseException as e:
         if isinstance(e, EngineEvaluationError) and e.result is not None:
@@ -333,13 +417,15 @@ def _model_listing(name: str, defn) -> dict:
     return out
 
 
-def _compare_with_expect(obj: dict, spec, result: CheckResult, changed: bool) -> None:
+def _compare_with_expect(obj: dict, spec, result: CheckResult, changed: list) -> None:
     """Did the run give what the spec's [expect] says (as kmc regress would
-    judge it)? In the summary, the report and on the console."""
+    judge it)? In the summary, the report and on the console; `changed`:
+    the options that changed the spec (then it is not compared)."""
     if not spec.expect:
         return
     if changed:
-        obj["expect_note"] = "Not compared with [expect]: the command line changed the spec."
+        obj["expect_note"] = ("Not compared with [expect]: the command line changed the spec ("
+                              + "; ".join(changed) + ").")
         return
     _, problems = compare(spec.expect, result)
     obj["expect_met"] = not problems

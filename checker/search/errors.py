@@ -9,6 +9,10 @@ EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_BAD_INPUT = 2
 EXIT_EVALUATION = 3
+# kmc check --tlc-exit-codes: TLC's codes (tlc2/output/EC.java, ExitStatus)
+EXIT_DEADLOCK = 11
+EXIT_SAFETY = 12
+EXIT_LIVENESS = 13
 
 
 class KmcError(Exception):
