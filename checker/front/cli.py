@@ -28,7 +28,7 @@ from checker.search.contract import projections_of
 from checker.search import registry
 from checker.search.engine import (DEADLOCK, CheckOptions, CheckResult, DiskLimitError, MemoryLimitError,
                                    check as run_check)
-from checker.search.checkpoint import MANIFEST
+from checker.search.checkpoint import MANIFEST, recorded_options
 from checker.search.errors import (EXIT_DEADLOCK, EXIT_EVALUATION, EXIT_LIVENESS, EXIT_OK,
                                    EXIT_SAFETY, EXIT_VIOLATION, EngineEvaluationError, KmcError,
                                    SpecError)
@@ -59,7 +59,8 @@ def cli(ctx: click.Context) -> None:
 
 
 @cli.command("check")
-@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec_path", metavar="SPEC", required=False,
+                type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--depth", type=DepthType(), default=UNSET,
               help="At most N steps from an initial state (overrides the spec); 'none' removes the bound.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
@@ -115,6 +116,9 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
               resume, temporal, fairness, tlc_exit_codes, full_state, checkpoint, invariants) -> int:
     """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/.
 
+    `kmc check --resume RUN_DIR` goes on with an interrupted run: the spec and
+    the options are the run's own (kept in its folder), as TLC's -recover.
+
     \b
     Exit codes:
       0  nothing violated
@@ -128,6 +132,17 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     import time
     from checker.front import temporal_spec as liveness_config
     started = time.perf_counter()
+    if resume is not None:   # the run's own spec and options, unless given here
+        (spec_path, depth, sets, keep_going, deadlock, invariants, engine, workers, master,
+         partitions) = _resumed_options(resume, spec_path, depth, sets, keep_going, deadlock,
+                                        invariants, engine, workers, master, partitions)
+    if spec_path is None:
+        raise SpecError("missing argument SPEC (a spec file; `kmc check --resume RUN_DIR` goes "
+                        "without it)")
+    run_options = {"spec": str(spec_path.resolve()), "depth": "spec" if depth is UNSET else depth,
+                   "sets": list(sets), "continue": keep_going, "deadlock": deadlock,
+                   "invariants": list(invariants), "engine": engine, "workers": workers,
+                   "master": master, "partitions": partitions}
     max_memory = default_max_memory() if max_memory is DEFAULT_MEMORY else max_memory
     with registry.build_limit(max_memory):   # the model's build is held to --max-memory too
         spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
@@ -168,6 +183,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         progress=None if quiet else progress_printer,
         max_memory=max_memory,
         min_free_disk=min_free_disk,
+        run_options=run_options,
     )
     ensure_writable(out_dir)  # fail before a long run, not after it
     out = sys.stderr if as_json else sys.stdout
@@ -267,6 +283,41 @@ def exit_code(result: CheckResult, tlc: bool = False) -> int:
     if is_lasso(first):
         return EXIT_LIVENESS
     return EXIT_DEADLOCK if first.property == DEADLOCK else EXIT_SAFETY
+
+
+def _resumed_options(resume: Path, spec_path, depth, sets, keep_going, deadlock, invariants,
+                     engine, workers, master, partitions) -> tuple:
+    """kmc check's options for --resume RUN_DIR: each not given on the
+    command line is the run's own (checkpoint.recorded_options); a run
+    folder of Spark's without them still says which engine it is."""
+    ctx = click.get_current_context()
+
+    def given(name: str) -> bool:
+        source = ctx.get_parameter_source(name)
+        return source is not None and source.name == "COMMANDLINE"
+
+    recorded = recorded_options(resume)
+    if recorded is None:
+        if not given("engine") and (Path(resume) / "run.json").is_file():
+            engine = "spark"
+        return (spec_path, depth, sets, keep_going, deadlock, invariants, engine, workers, master,
+                partitions)
+    if spec_path is None and isinstance(recorded.get("spec"), str):
+        spec_path = Path(recorded["spec"])
+    if not given("depth") and recorded.get("depth", "spec") != "spec":
+        depth = recorded["depth"]
+    take = {"sets": ("sets", tuple), "keep_going": ("continue", bool), "deadlock": ("deadlock", None),
+            "invariants": ("invariants", tuple), "engine": ("engine", None),
+            "workers": ("workers", None), "master": ("master", None),
+            "partitions": ("partitions", None)}
+    values = {"sets": sets, "keep_going": keep_going, "deadlock": deadlock, "invariants": invariants,
+              "engine": engine, "workers": workers, "master": master, "partitions": partitions}
+    for name, (key, kind) in take.items():
+        if not given(name) and key in recorded:
+            values[name] = kind(recorded[key]) if kind is not None else recorded[key]
+    return (spec_path, depth, values["sets"], values["keep_going"], values["deadlock"],
+            values["invariants"], values["engine"], values["workers"], values["master"],
+            values["partitions"])
 
 
 def _fairness_option(values) -> list | str:
@@ -380,10 +431,13 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
         if kept:
             # (a memory or disk stop's own line says how to go on)
             if not isinstance(e, (SpecError, MemoryLimitError, DiskLimitError)):
-                click.echo(f"kmc: every finished level is kept; go on with: kmc check {spec.path} "
-                           f"--resume {run_dir} (and the same --set, --depth and property "
-                           f"options)", err=True)
+                click.echo(f"kmc: every finished level is kept; go on with: kmc check --resume "
+                           f"{run_dir}", err=True)
         elif resume is None:  # nothing kept: nothing left behind
+            if isinstance(e, KeyboardInterrupt):
+                click.echo("kmc: no level was kept to resume from (a run keeps its levels from "
+                           f"the first of {CHECKPOINT_FROM:,} states, with --checkpoint from "
+                           "level 0): run it again to start over", err=True)
             shutil.rmtree(run_dir, ignore_errors=True)
             if made_spec_dir:
                 shutil.rmtree(run_dir.parent, ignore_errors=True)
