@@ -120,8 +120,13 @@ def simulate(spec, cfg: SimConfig, limits: Limits, *, engine: str = "local", mas
             totals, late = e.result, e
         startup = run.startup_s
     else:
-        from checker.search.simulate import simulate_local
-        totals, _ = simulate_local(cfg, limits, progress, progress_interval)
+        from checker.search.simulate import Totals, simulate_local
+        totals = Totals(cfg, walker(cfg).action_names)
+        try:
+            simulate_local(cfg, limits, progress, progress_interval, totals)
+        except KeyboardInterrupt as e:   # the walks so far, for the line that sums them up
+            e.totals = totals
+            raise
         startup = None
     walk_seconds = time.time() - t0
     out = Outcome(result=None, totals=totals, walk_seconds=walk_seconds, engine=engine, startup_s=startup)
@@ -229,6 +234,15 @@ def write_walks(run_dir: Path, out: Outcome, view) -> None:
 
 
 # ---- text --------------------------------------------------------------------------------
+
+def interrupted_line(totals) -> str:
+    """What a stopped simulation did: its walks, steps and states, and that
+    none of them violated a property (a violation ends the walks at once)."""
+    p = totals.progress()
+    return (f"kmc: stopped after {p['walks']:,} walks ({p['steps']:,} steps, {p['distinct']:,} "
+            f"distinct states, deepest {steps(p['depth'])}, {p['elapsed_s']:.1f}s): no property "
+            f"violated in them; nothing written")
+
 
 def progress_line(info: dict) -> None:
     where = ", ".join(f"{n} {k}" for k, n in sorted(info.get("where", {}).items()) if k != "local")
@@ -387,6 +401,8 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
                            progress=None if quiet else progress_line, shrink=not no_shrink,
                            shrink_time=shrink_time)
     except BaseException as e:  # an error, ^C: no result, no run folder (its spark.log goes too)
+        if isinstance(e, KeyboardInterrupt) and getattr(e, "totals", None) is not None:
+            click.echo(interrupted_line(e.totals), err=True)
         if not isinstance(e, KmcError) or getattr(e, "result", None) is None:
             if spark_dir is not None:
                 import shutil
