@@ -243,9 +243,13 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
             shutil.rmtree(run_dir / "levels", ignore_errors=True)
         else:
             run_dir = write_run(out_dir, spec.name, obj, result, view=view)
-    except OSError as e:
-        raise SpecError(f"cannot write results under {out_dir}: {e}") from None
-    obj["results_dir"] = str(run_dir)
+    except OSError as e:   # (a full disk): the result is still shown, then this error
+        write_error = SpecError(f"cannot write results under {out_dir}: {e}; the result is shown "
+                                f"above, not kept")
+        run_dir = None
+    else:
+        write_error = None
+    obj["results_dir"] = str(run_dir) if run_dir is not None else None
     for error in obj.get("render_errors", ()):  # the run is kept; a page or the ITF is missing
         click.echo(f"kmc: warning: not rendered: {error}", err=True)
     obj["expect_sometimes_unreached"] = [n for n in spec.expect.get("sometimes", ())
@@ -262,8 +266,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
                    file=out)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
-    if engine == "spark" and spark_error is not None:
-        raise spark_error  # the result the driver finished is written and shown; Spark failed
+    for late in (write_error, spark_error if engine == "spark" else None):
+        if late is not None:   # the result the driver finished is shown; writing it or Spark failed
+            late.after_summary = True
+            raise late  # the result the driver finished is written and shown; Spark failed
     if result.error is not None:
         click.echo(f"kmc: error: {result.error.line()}", err=True)
         return EXIT_EVALUATION

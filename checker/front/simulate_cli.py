@@ -417,9 +417,11 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
         else:
             run_dir = write_run(out_dir, spec.name, obj, outcome.result, view=view)
         write_walks(run_dir, outcome, view)
-    except OSError as e:
-        raise SpecError(f"cannot write results under {out_dir}: {e}") from None
-    obj["results_dir"] = str(run_dir)
+    except OSError as e:   # (a full disk): the result is still shown, then this error
+        late = SpecError(f"cannot write results under {out_dir}: {e}; the result is shown above, "
+                         f"not kept")
+        run_dir = None
+    obj["results_dir"] = str(run_dir) if run_dir is not None else None
     for error in obj.get("render_errors", ()):
         click.echo(f"kmc: warning: not rendered: {error}", err=True)
     total_s = time.perf_counter() - started
@@ -428,6 +430,7 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
     if late is not None:
+        late.after_summary = True
         raise late
     return EXIT_VIOLATION if outcome.result.violations else EXIT_OK
 
