@@ -376,6 +376,7 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
         walks, time_s = st.walks, st.time
         if walks is None and time_s is None:
             walks = DEFAULT_WALKS
+    depth_given, seed_given = depth, seed
     depth = depth or st.depth or DEFAULT_DEPTH
     if seed is None:
         seed = st.seed if st.seed is not None else secrets.randbelow(1 << 31)
@@ -410,6 +411,19 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
             raise
         outcome, late = e.result, e
     obj = summary_object(spec, cfg, outcome, run_id, walks, time_s, check_deadlock)
+    # (an option equal to the spec's own is no change: a trace's reproduce line names them all)
+    changed = [o for o, v, own in (("--set", sets, ()), ("--invariant", invariants, ()),
+                                   ("--depth", depth_given, st.depth or DEFAULT_DEPTH),
+                                   ("--seed", seed_given, st.seed),
+                                   ("--swarm/--no-swarm", swarm, bool(st.swarm)),
+                                   ("--deadlock/--no-deadlock", deadlock, spec.check_deadlock))
+               if v not in (None, ()) and v != own]
+    if spec.expect and changed:
+        obj["expect_note"] = ("Not compared with [expect]: the command line changed the spec ("
+                              + ", ".join(changed) + ").")
+    elif spec.expect:
+        _, problems = compare_expect(spec.expect, outcome)
+        obj["expect_met"], obj["expect_problems"] = not problems, problems
     view = view_for(model)  # once, for the files and the console
     try:
         if spark_dir is not None:
@@ -426,7 +440,13 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
         click.echo(f"kmc: warning: not rendered: {error}", err=True)
     total_s = time.perf_counter() - started
     obj["total_time_s"] = round(total_s, 3)
-    click.echo(report_text(spec, cfg, outcome, run_dir, view, total_s), file=sys.stderr if as_json else sys.stdout)
+    text = report_text(spec, cfg, outcome, run_dir, view, total_s)
+    if "expect_met" in obj:
+        text += ("\nThe run matches the spec's [expect]." if obj["expect_met"] else
+                 "\nThe run does NOT match the spec's [expect]: " + "; ".join(obj["expect_problems"]) + ".")
+    elif "expect_note" in obj:
+        text += "\n" + obj["expect_note"]
+    click.echo(text, file=sys.stderr if as_json else sys.stdout)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
     if late is not None:
@@ -490,7 +510,28 @@ def regress_row(path: str, quick: bool, timeout: float | None, out: str | None) 
     except KmcError as e:
         return {**row, "status": "FAIL", "got": "evaluation error", "problems": [e.one_line()],
                 "seconds": time.perf_counter() - t0}
+    got, problems = compare_expect(expect, outcome, budget, timeout)
+    row.update(got=got, problems=problems, status="FAIL" if problems else "OK",
+               seconds=time.perf_counter() - t0)
+    if out is not None:
+        from checker.output.results import write_run
+        from checker.search.files import new_run_id
+        obj = summary_object(spec, cfg, outcome, new_run_id(), walks, budget, spec.check_deadlock)
+        view = view_for(model)
+        run_dir = write_run(Path(out), spec.name, obj, outcome.result, view=view)
+        write_walks(run_dir, outcome, view)
+        row["run_dir"] = str(run_dir)
+    return row
+
+
+def compare_expect(expect: dict, outcome: Outcome, budget: float | None = None,
+                   timeout: float | None = None) -> tuple[str, list[str]]:
+    """(what the walks got, compact; the expectations of [expect] not met),
+    as `kmc regress` judges a simulation spec."""
     r, t = outcome.result, outcome.totals
+    wanted = expect.get("violated")
+    names = [wanted] if isinstance(wanted, str) else list(wanted or [])
+    want_violation = bool(names) or expect.get("outcome") == "violation"
     problems = []
     if r.violations:
         v = r.violations[0]
@@ -520,17 +561,7 @@ def regress_row(path: str, quick: bool, timeout: float | None, out: str | None) 
         missed = unreached_witnesses(expect, r)
         got += f", {len(wanted_witnesses) - len(missed)}/{len(wanted_witnesses)} witnessed"
         problems += witness_problems(expect, r)
-    row.update(got=got, problems=problems, status="FAIL" if problems else "OK",
-               seconds=time.perf_counter() - t0)
-    if out is not None:
-        from checker.output.results import write_run
-        from checker.search.files import new_run_id
-        obj = summary_object(spec, cfg, outcome, new_run_id(), walks, budget, spec.check_deadlock)
-        view = view_for(model)
-        run_dir = write_run(Path(out), spec.name, obj, r, view=view)
-        write_walks(run_dir, outcome, view)
-        row["run_dir"] = str(run_dir)
-    return row
+    return got, problems
 
 
 def table_cells(path: Path, expect: dict) -> dict:
