@@ -454,6 +454,20 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
         raise
 
 
+def _mutants_of(model) -> dict:
+    """The seeded bugs of a model (its package's mutants.MUTANTS: name ->
+    (the reference's guard site, what the mutant does)), {} when it has none."""
+    import importlib
+    package = type(model).__module__.rpartition(".")[0]
+    try:
+        module = importlib.import_module(f"{package}.mutants")
+    except ModuleNotFoundError as e:
+        if e.name != f"{package}.mutants":
+            raise
+        return {}
+    return dict(getattr(module, "MUTANTS", {}))
+
+
 def _model_listing(name: str, defn) -> dict:
     """One model as plain data: variants, each with its constants, properties and
     fingerprint projections."""
@@ -473,6 +487,9 @@ def _model_listing(name: str, defn) -> dict:
                                     for t in temporal_properties_for(model)]
             entry["reference_fairness"] = reference_fairness_for(model)
             entry["projections"] = {v: list(vs) for v, vs in projections_of(model).items()}
+            if any(c.name == "Mutants" for c in constants):
+                entry["mutants"] = [{"name": m, "site": site, "doc": doc}
+                                    for m, (site, doc) in _mutants_of(model).items()]
         out["variants"].append(entry)
     return out
 
@@ -507,6 +524,7 @@ def list_cmd(model_name: str | None, as_json: bool) -> int:
         return EXIT_OK
     for name, defn in models.items():
         click.echo(f"{name}: {defn.doc}")
+        mutants: dict = {}
         for variant, constants in defn.variants.items():
             click.echo(f"  variant {variant}")
             click.echo("    constants:")
@@ -526,8 +544,14 @@ def list_cmd(model_name: str | None, as_json: bool) -> int:
             fairness = reference_fairness_for(model)
             if fairness:
                 click.echo(f"    reference fairness: {', '.join(fairness)}")
-            for name, variables in projections_of(model).items():
-                click.echo(f"    projection {name}: {', '.join(variables)}")
+            for projection, variables in projections_of(model).items():
+                click.echo(f"    projection {projection}: {', '.join(variables)}")
+            if any(c.name == "Mutants" for c in constants):
+                mutants = mutants or _mutants_of(model)
+        if mutants:   # seeded bugs, once per model: Mutants = ["name", ...] (specs/mutants/)
+            click.echo("  mutants (seeded bugs: the constant Mutants = [\"name\", ...]):")
+            for m, (site, doc) in mutants.items():
+                click.echo(f"    {m}: {doc} (the reference's guard: {site})")
     return EXIT_OK
 
 
