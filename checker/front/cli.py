@@ -1,9 +1,11 @@
 """The `kmc` command line: thin click commands over checker.front.spec, checker.search.engine
 and checker.output.results.
 
-Exit codes: 0 nothing violated, 1 a property violated, 2 bad input (spec,
-option, constant), 3 a model evaluation error. Every error is one line on
-stderr, `kmc: error: ...`, without a stack trace.
+Exit codes: 0 nothing violated, 1 a property violated (kmc check
+--tlc-exit-codes: TLC's 11 deadlock, 12 safety, 13 liveness), 2 bad input
+(spec, option, constant), 3 a model evaluation error (a result: its trace is
+written), 130 ^C, 143 SIGTERM. Every error is one line on stderr,
+`kmc: error: ...`, without a stack trace (docs/ci.md).
 """
 from __future__ import annotations
 
@@ -220,7 +222,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         run_id = run_dir.name if run_dir is not None else new_run_id()
         resumable = resumable and run_dir is not None
         if result is None or engine == "spark":
-            raise EngineEvaluationError(_failure(e, model).line()) from None
+            raise EngineEvaluationError(EvaluationFailure.of(e, model).line()) from None
     config = spec.config()
     config["check_deadlock"] = options.check_deadlock
     config["stop_on_violation"] = options.stop_on_violation
@@ -365,30 +367,13 @@ def _changes(spec_path: Path, spec, sets, depth, invariants, temporal, fairness,
     return out
 
 
-def _failure(e: EngineEvaluationError, model) -> EvaluationFailure:
-    """The error as a result's: the action, the model's words without the
-    state, and the known quirk that causes it (the model's known_quirk)."""
-    action = e.action if e.action is not None else getattr(e, "label", None)
-    action = None if action is None else str(action)
-    detail = " ".join(str(e.detail).split())
-    if action and detail.startswith(f"{action}: "):
-        detail = detail[len(action) + 2:]
-    explain = getattr(model, "known_quirk", None)
-    hint = explain(f"{action}: {detail}" if action else detail) if explain else None
-    state = None
-    if action is None and e.state is not None:
-        state = repr(e.state)
-        state = state if len(state) <= 60 else state[:57] + "..."
-    return EvaluationFailure(action, detail, hint, list(e.trace or ()), state)
-
-
 def evaluation_result(e: EngineEvaluationError, model) -> CheckResult | None:
     """The search up to an evaluation error, as a result of outcome 'error'
     (None when the engine could not rebuild the trace to it)."""
     if e.result is None or not e.trace:
         return None
     result = e.result
-    result.outcome, result.error = "error", _failure(e, model)
+    result.outcome, result.error = "error", EvaluationFailure.of(e, model)
     return result
 
 

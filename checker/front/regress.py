@@ -48,7 +48,9 @@ from checker.front.spec import Spec, check_file, load_spec
 from checker.output.results import ensure_writable
 from checker.search import registry, stop
 from checker.search.engine import CheckOptions, check
-from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
+from checker.search.errors import (EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, EngineEvaluationError,
+                                   KmcError, SpecError)
+from checker.search.result import EvaluationFailure
 from model.base import ModelConfigError
 
 OK, FAIL, ERROR, SKIP = "OK", "FAIL", "ERROR", "SKIP"
@@ -163,7 +165,8 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None, en
         return row
     except KmcError as e:   # an evaluation error (exit 3) is a result that is not the expected one
         row.status, row.got = FAIL, "evaluation error"
-        row.problems = [e.one_line()]
+        row.problems = [EvaluationFailure.of(e, model).line() if isinstance(e, EngineEvaluationError)
+                        else e.one_line()]
         row.seconds = time.perf_counter() - t0
         return row
     row.seconds = time.perf_counter() - t0

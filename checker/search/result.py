@@ -36,6 +36,24 @@ class EvaluationFailure:
     trace: list = field(default_factory=list)
     state: str | None = None       # the state, shortly, when no action is named
 
+    @classmethod
+    def of(cls, e, model) -> "EvaluationFailure":
+        """An EngineEvaluationError as a result's: the action, the model's
+        words without the state, and the known quirk that causes it (the
+        model's known_quirk)."""
+        action = e.action if e.action is not None else getattr(e, "label", None)
+        action = None if action is None else str(action)
+        detail = " ".join(str(e.detail).split())
+        if action and detail.startswith(f"{action}: "):
+            detail = detail[len(action) + 2:]
+        explain = getattr(model, "known_quirk", None)
+        hint = explain(f"{action}: {detail}" if action else detail) if explain else None
+        state = None
+        if action is None and e.state is not None:
+            state = repr(e.state)
+            state = state if len(state) <= 60 else state[:57] + "..."
+        return cls(action, detail, hint, list(e.trace or ()), state)
+
     @property
     def depth(self) -> int:
         return max(len(self.trace) - 1, 0)
