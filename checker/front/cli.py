@@ -1,9 +1,11 @@
 """The `kmc` command line: thin click commands over checker.front.spec, checker.search.engine
 and checker.output.results.
 
-Exit codes: 0 nothing violated, 1 a property violated, 2 bad input (spec,
-option, constant), 3 a model evaluation error. Every error is one line on
-stderr, `kmc: error: ...`, without a stack trace.
+Exit codes: 0 nothing violated, 1 a property violated (kmc check
+--tlc-exit-codes: TLC's 11 deadlock, 12 safety, 13 liveness), 2 bad input
+(spec, option, constant), 3 a model evaluation error (a result: its trace is
+written), 130 ^C, 143 SIGTERM. Every error is one line on stderr,
+`kmc: error: ...`, without a stack trace (docs/ci.md).
 """
 from __future__ import annotations
 
@@ -26,10 +28,13 @@ from checker.output.results import ensure_writable, summary, write_run, write_ru
 from checker.output.views import view_for
 from checker.search.contract import projections_of
 from checker.search import registry
-from checker.search.engine import (CheckOptions, CheckResult, DiskLimitError, MemoryLimitError,
+from checker.search.engine import (DEADLOCK, CheckOptions, CheckResult, DiskLimitError, MemoryLimitError,
                                    check as run_check)
-from checker.search.checkpoint import MANIFEST
-from checker.search.errors import EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
+from checker.search.checkpoint import MANIFEST, recorded_options
+from checker.search.errors import (EXIT_DEADLOCK, EXIT_EVALUATION, EXIT_LIVENESS, EXIT_OK,
+                                   EXIT_SAFETY, EXIT_VIOLATION, EngineEvaluationError, KmcError,
+                                   SpecError)
+from checker.search.result import EvaluationFailure
 from checker.search.files import disk_full, new_run_id
 from model.base import ModelConfigError
 
@@ -56,7 +61,8 @@ def cli(ctx: click.Context) -> None:
 
 
 @cli.command("check")
-@click.argument("spec_path", metavar="SPEC", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec_path", metavar="SPEC", required=False,
+                type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--depth", type=DepthType(), default=UNSET,
               help="At most N steps from an initial state (overrides the spec); 'none' removes the bound.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
@@ -64,11 +70,16 @@ def cli(ctx: click.Context) -> None:
 @click.option("--continue", "keep_going", is_flag=True,
               help="Do not stop at the first violation: report every violated property.")
 @click.option("--deadlock/--no-deadlock", "deadlock", default=None,
-              help="Report states without successors (default: the spec's check_deadlock, off).")
+              help="Report states without successors (default: the spec's check_deadlock, off). "
+                   "Not TLC's -deadlock, which turns the check OFF: TLC's -deadlock is kmc's "
+                   "--no-deadlock.")
 @click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
               help="Which engine runs the search: auto (the local engine, then every core once a "
                    "level is big enough to pay: checker/search/parallel.py), local (one process) or "
                    "spark (PySpark).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
+              help="The auto engine's worker processes (default: one per core; the environment "
+                   "variable KMC_AUTO_WORKERS alike).")
 @click.option("--out", "out_dir", type=OutPath(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True, help="Results root directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
@@ -85,6 +96,13 @@ def cli(ctx: click.Context) -> None:
 @click.option("--property", "temporal", multiple=True, metavar="NAME",
               help="Check this temporal property (repeatable; replaces the spec's `properties`), "
                    "under the spec's fairness (default: the model's reference fairness).")
+@click.option("--fairness", "fairness", multiple=True, metavar="WF:ACTION|SF:ACTION|reference|none",
+              help="The fairness of the temporal properties (repeatable, or comma-separated; "
+                   "replaces the spec's `fairness`): weak or strong fairness of an action, the "
+                   "model's reference fairness, or none.")
+@click.option("--tlc-exit-codes", is_flag=True,
+              help="Exit as TLC does on a violation: 11 a deadlock, 12 an invariant (safety), "
+                   "13 a temporal property (liveness), instead of 1 for each.")
 @click.option("--full-state", is_flag=True,
               help="Show state 0 with every variable on the console (the trace files always have it).")
 @click.option("--checkpoint/--no-checkpoint", default=None,
@@ -95,18 +113,48 @@ def cli(ctx: click.Context) -> None:
 @click.option("--invariant", "-i", "invariants", multiple=True, metavar="NAME",
               help="Check this invariant (repeatable; replaces the spec's `invariants`; "
                    "the model's witnesses are still checked). `kmc list MODEL` names them.")
-def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, out_dir: Path,
-              as_json: bool, quiet: bool, max_memory, min_free_disk, master, partitions, resume, temporal,
-              full_state, checkpoint, invariants) -> int:
-    """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/."""
+def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: str, workers,
+              out_dir: Path, as_json: bool, quiet: bool, max_memory, min_free_disk, master, partitions,
+              resume, temporal, fairness, tlc_exit_codes, full_state, checkpoint, invariants) -> int:
+    """Check SPEC (a TOML spec file); results go to OUT/<spec-name>/<run-id>/.
+
+    `kmc check --resume RUN_DIR` goes on with an interrupted run: the spec and
+    the options are the run's own (kept in its folder), as TLC's -recover.
+
+    \b
+    Exit codes:
+      0  nothing violated
+      1  a property violated (with --tlc-exit-codes: 11 a deadlock, 12 an
+         invariant, 13 a temporal property, as TLC)
+      2  bad input (spec, option, constant), or a --max-memory or
+         --min-free-disk stop
+      3  a model evaluation error (its trace is in the run folder)
+      130 interrupted (Ctrl-C), 143 terminated (SIGTERM)
+    """
     import time
     from checker.front import temporal_spec as liveness_config
     started = time.perf_counter()
+    if resume is not None:   # the run's own spec and options, unless given here
+        (spec_path, depth, sets, keep_going, deadlock, invariants, engine, workers, master,
+         partitions) = _resumed_options(resume, spec_path, depth, sets, keep_going, deadlock,
+                                        invariants, engine, workers, master, partitions)
+    if spec_path is None:
+        raise SpecError("missing argument SPEC (a spec file; `kmc check --resume RUN_DIR` goes "
+                        "without it)")
+    run_options = {"spec": str(spec_path.resolve()), "depth": "spec" if depth is UNSET else depth,
+                   "sets": list(sets), "continue": keep_going, "deadlock": deadlock,
+                   "invariants": list(invariants), "engine": engine, "workers": workers,
+                   "master": master, "partitions": partitions}
     max_memory = default_max_memory() if max_memory is DEFAULT_MEMORY else max_memory
     with registry.build_limit(max_memory):   # the model's build is held to --max-memory too
         spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
                          properties=list(temporal))
+    if fairness:
+        spec.fairness = _fairness_option(fairness)
     liveness = liveness_config.validate(spec, str(spec_path))
+    if workers is not None and (engine != "auto" or liveness is not None):
+        raise SpecError("--workers is the auto engine's (the default --engine auto; temporal "
+                        "properties run on the local engine; spark: --partitions)")
     if liveness is not None and engine == "spark":
         raise SpecError("liveness (temporal properties) runs on the local engine only: the spark "
                         "engine keeps no state graph; use --engine local or auto")
@@ -137,6 +185,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         progress=None if quiet else progress_printer,
         max_memory=max_memory,
         min_free_disk=min_free_disk,
+        run_options=run_options,
     )
     ensure_writable(out_dir)  # fail before a long run, not after it
     out = sys.stderr if as_json else sys.stdout
@@ -145,34 +194,41 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         click.echo(f"kmc: checking {spec_path} (model {spec.model}/{spec.variant}, {bound}, "
                    f"{len(properties)} properties"
                    + (f", {len(liveness.properties)} temporal" if liveness is not None else "") + ")", err=True)
-    if liveness is not None:  # the local engine, recording the state graph
-        from checker.search.liveness.run import check_liveness
-        result = check_liveness(model, properties, liveness, options)
-        run_id = new_run_id()
-        engine = "local"
-    elif resumable:
-        options.checkpoint_from = 0 if checkpoint else CHECKPOINT_FROM
-        result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume, engine)
-        run_id = run_dir.name
-    elif engine == "spark":
-        from checker.front.spark_cli import run_spark
-        result, run_id, spark_run_dir, spark_error = run_spark(spec, options, out_dir, master,
-                                                               partitions, resume, quiet)
-    elif engine == "auto":
-        from checker.search.parallel import check_auto
-        result = check_auto(model, properties, options)
-        run_id = new_run_id()
-    else:
-        result = run_check(model, properties, options)
-        run_id = new_run_id()
+    try:
+        if liveness is not None:  # the local engine, recording the state graph
+            from checker.search.liveness.run import check_liveness
+            result = check_liveness(model, properties, liveness, options)
+            run_id = new_run_id()
+            engine = "local"
+        elif resumable:
+            options.checkpoint_from = 0 if checkpoint else CHECKPOINT_FROM
+            result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume,
+                                            engine, workers)
+            run_id = run_dir.name
+        elif engine == "spark":
+            from checker.front.spark_cli import run_spark
+            result, run_id, spark_run_dir, spark_error = run_spark(spec, options, out_dir, master,
+                                                                   partitions, resume, quiet)
+        elif engine == "auto":
+            from checker.search.parallel import check_auto
+            result = check_auto(model, properties, options, workers=workers)
+            run_id = new_run_id()
+        else:
+            result = run_check(model, properties, options)
+            run_id = new_run_id()
+    except EngineEvaluationError as e:  # a result: the trace to where the model raised
+        result = evaluation_result(e, model)
+        run_dir = getattr(e, "run_dir", None)
+        run_id = run_dir.name if run_dir is not None else new_run_id()
+        resumable = resumable and run_dir is not None
+        if result is None or engine == "spark":
+            raise EngineEvaluationError(EvaluationFailure.of(e, model).line()) from None
     config = spec.config()
     config["check_deadlock"] = options.check_deadlock
     config["stop_on_violation"] = options.stop_on_violation
     obj = summary(config, result, run_id=run_id, expect=spec.expect, engine=engine)
-    # (--deadlock and --continue change what is reported: states without
-    # successors, every violated property instead of the first)
-    changed = bool(sets or depth is not UNSET or invariants or temporal or keep_going
-                   or (deadlock is not None and deadlock != spec.check_deadlock))
+    changed = _changes(spec_path, spec, sets, depth, invariants, temporal, fairness, keep_going,
+                       deadlock)
     _compare_with_expect(obj, spec, result, changed=changed)
     view = view_for(model)  # the model's trace view: once, for the files and the console
     try:
@@ -189,9 +245,13 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
             shutil.rmtree(run_dir / "levels", ignore_errors=True)
         else:
             run_dir = write_run(out_dir, spec.name, obj, result, view=view)
-    except OSError as e:
-        raise SpecError(f"cannot write results under {out_dir}: {e}") from None
-    obj["results_dir"] = str(run_dir)
+    except OSError as e:   # (a full disk): the result is still shown, then this error
+        write_error = SpecError(f"cannot write results under {out_dir}: {e}; the result is shown "
+                                f"above, not kept")
+        run_dir = None
+    else:
+        write_error = None
+    obj["results_dir"] = str(run_dir) if run_dir is not None else None
     for error in obj.get("render_errors", ()):  # the run is kept; a page or the ITF is missing
         click.echo(f"kmc: warning: not rendered: {error}", err=True)
     obj["expect_sometimes_unreached"] = [n for n in spec.expect.get("sometimes", ())
@@ -200,19 +260,125 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     obj["total_time_s"] = round(total_s, 3)
     click.echo(report_text(spec, result, run_dir, view=view, total_s=total_s, full_state=full_state),
                file=out)
+    if "expect_note" in obj:
+        click.echo(obj["expect_note"], file=out)
     if "expect_met" in obj:
         click.echo("The run matches the spec's [expect]." if obj["expect_met"] else
                    "The run does NOT match the spec's [expect]: " + "; ".join(obj["expect_problems"]) + ".",
                    file=out)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
-    if engine == "spark" and spark_error is not None:
-        raise spark_error  # the result the driver finished is written and shown; Spark failed
-    return EXIT_VIOLATION if result.violations else EXIT_OK
+    for late in (write_error, spark_error if engine == "spark" else None):
+        if late is not None:   # the result the driver finished is shown; writing it or Spark failed
+            late.after_summary = True
+            raise late  # the result the driver finished is written and shown; Spark failed
+    if result.error is not None:
+        click.echo(f"kmc: error: {result.error.line()}", err=True)
+        return EXIT_EVALUATION
+    return exit_code(result, tlc_exit_codes)
+
+
+def exit_code(result: CheckResult, tlc: bool = False) -> int:
+    """0 nothing violated, 1 a property violated; with tlc (--tlc-exit-codes)
+    TLC's codes for the first violation reported: 11 a deadlock, 12 an
+    invariant, 13 a temporal property (tlc2/output/EC.java, ExitStatus)."""
+    if not result.violations:
+        return EXIT_OK
+    if not tlc:
+        return EXIT_VIOLATION
+    from checker.output.lasso import is_lasso
+    first = result.violations[0]
+    if is_lasso(first):
+        return EXIT_LIVENESS
+    return EXIT_DEADLOCK if first.property == DEADLOCK else EXIT_SAFETY
+
+
+def _resumed_options(resume: Path, spec_path, depth, sets, keep_going, deadlock, invariants,
+                     engine, workers, master, partitions) -> tuple:
+    """kmc check's options for --resume RUN_DIR: each not given on the
+    command line is the run's own (checkpoint.recorded_options); a run
+    folder of Spark's without them still says which engine it is."""
+    ctx = click.get_current_context()
+
+    def given(name: str) -> bool:
+        source = ctx.get_parameter_source(name)
+        return source is not None and source.name == "COMMANDLINE"
+
+    recorded = recorded_options(resume)
+    if recorded is None:
+        if not given("engine") and (Path(resume) / "run.json").is_file():
+            engine = "spark"
+        return (spec_path, depth, sets, keep_going, deadlock, invariants, engine, workers, master,
+                partitions)
+    if spec_path is None and isinstance(recorded.get("spec"), str):
+        spec_path = Path(recorded["spec"])
+    if not given("depth") and recorded.get("depth", "spec") != "spec":
+        depth = recorded["depth"]
+    take = {"sets": ("sets", tuple), "keep_going": ("continue", bool), "deadlock": ("deadlock", None),
+            "invariants": ("invariants", tuple), "engine": ("engine", None),
+            "workers": ("workers", None), "master": ("master", None),
+            "partitions": ("partitions", None)}
+    values = {"sets": sets, "keep_going": keep_going, "deadlock": deadlock, "invariants": invariants,
+              "engine": engine, "workers": workers, "master": master, "partitions": partitions}
+    for name, (key, kind) in take.items():
+        if not given(name) and key in recorded:
+            values[name] = kind(recorded[key]) if kind is not None else recorded[key]
+    return (spec_path, depth, values["sets"], values["keep_going"], values["deadlock"],
+            values["invariants"], values["engine"], values["workers"], values["master"],
+            values["partitions"])
+
+
+def _fairness_option(values) -> list | str:
+    """--fairness as the spec's `fairness` key: "reference", [] (none), or
+    ["WF:Action", ...] (repeated or comma-separated)."""
+    items = [x.strip() for v in values for x in v.split(",") if x.strip()]
+    if items in (["reference"], ["none"]):
+        return "reference" if items == ["reference"] else []
+    if "reference" in items or "none" in items:
+        raise SpecError("--fairness: 'reference' and 'none' stand alone, not among WF:/SF: actions")
+    return items
+
+
+def _changes(spec_path: Path, spec, sets, depth, invariants, temporal, fairness, keep_going,
+             deadlock) -> list[str]:
+    """The options that really change the spec's run (a value equal to the
+    spec's own is no change): each as the command line names it."""
+    from checker.front.spec import read_toml
+    data = read_toml(spec_path, "spec")
+    out = []
+    if depth is not UNSET and depth != data.get("depth"):
+        own = data.get("depth")
+        out.append(f"--depth {'none' if depth is None else depth} (the spec's: "
+                   f"{'none' if own is None else own})")
+    if sets:
+        defn = registry.model_def(spec.model)
+        own = registry.resolve_constants(defn, spec.variant, data.get("constants", {}))
+        out += [f"--set {k}={json.dumps(v)}" for k, v in spec.overrides.items() if own.get(k) != v]
+    if invariants and set(invariants) != set(data.get("invariants") or ()):
+        out.append("--invariant " + ", ".join(invariants))
+    if temporal and set(temporal) != set(data.get("properties") or ()):
+        out.append("--property " + ", ".join(temporal))
+    if fairness and spec.fairness != data.get("fairness", "reference"):
+        out.append("--fairness " + ",".join(fairness))
+    if keep_going:   # every violated property instead of the first: other figures
+        out.append("--continue")
+    if deadlock is not None and deadlock != spec.check_deadlock:
+        out.append("--deadlock" if deadlock else "--no-deadlock")
+    return out
+
+
+def evaluation_result(e: EngineEvaluationError, model) -> CheckResult | None:
+    """The search up to an evaluation error, as a result of outcome 'error'
+    (None when the engine could not rebuild the trace to it)."""
+    if e.result is None or not e.trace:
+        return None
+    result = e.result
+    result.outcome, result.error = "error", EvaluationFailure.of(e, model)
+    return result
 
 
 def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
-                  resume: Path | None, engine: str = "local"):
+                  resume: Path | None, engine: str = "local", workers: int | None = None):
     """The local or auto engine keeping its finished levels in RUN_DIR/levels/
     (checker/search/checkpoint.py; from options.checkpoint_from states): a
     new run's folder, or `resume`'s, whose newest finished level it goes on
@@ -246,17 +412,23 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
     try:
         if engine == "auto":  # a checkpoint of either engine resumes with either
             from checker.search.parallel import check_auto
-            return check_auto(model, properties, options), run_dir
+            return check_auto(model, properties, options, workers=workers), run_dir
         return run_check(model, properties, options), run_dir
     except BaseException as e:
+        if isinstance(e, EngineEvaluationError) and e.result is not None:
+            e.run_dir = run_dir   # the result is written into it
+            raise
         kept = (run_dir / "levels" / MANIFEST).is_file()
         if kept:
             # (a memory or disk stop's own line says how to go on)
             if not isinstance(e, (SpecError, MemoryLimitError, DiskLimitError)):
-                click.echo(f"kmc: every finished level is kept; go on with: kmc check {spec.path} "
-                           f"--resume {run_dir} (and the same --set, --depth and property "
-                           f"options)", err=True)
+                click.echo(f"kmc: every finished level is kept; go on with: kmc check --resume "
+                           f"{run_dir}", err=True)
         elif resume is None:  # nothing kept: nothing left behind
+            if isinstance(e, KeyboardInterrupt):
+                click.echo("kmc: no level was kept to resume from (a run keeps its levels from "
+                           f"the first of {CHECKPOINT_FROM:,} states, with --checkpoint from "
+                           "level 0): run it again to start over", err=True)
             shutil.rmtree(run_dir, ignore_errors=True)
             if made_spec_dir:
                 shutil.rmtree(run_dir.parent, ignore_errors=True)
@@ -265,6 +437,20 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
                                  + (", then resume (above)" if kept else ", then run again")
                                  + " (--min-free-disk stops a run before the disk is full)") from None
         raise
+
+
+def _mutants_of(model) -> dict:
+    """The seeded bugs of a model (its package's mutants.MUTANTS: name ->
+    (the reference's guard site, what the mutant does)), {} when it has none."""
+    import importlib
+    package = type(model).__module__.rpartition(".")[0]
+    try:
+        module = importlib.import_module(f"{package}.mutants")
+    except ModuleNotFoundError as e:
+        if e.name != f"{package}.mutants":
+            raise
+        return {}
+    return dict(getattr(module, "MUTANTS", {}))
 
 
 def _model_listing(name: str, defn) -> dict:
@@ -286,17 +472,22 @@ def _model_listing(name: str, defn) -> dict:
                                     for t in temporal_properties_for(model)]
             entry["reference_fairness"] = reference_fairness_for(model)
             entry["projections"] = {v: list(vs) for v, vs in projections_of(model).items()}
+            if any(c.name == "Mutants" for c in constants):
+                entry["mutants"] = [{"name": m, "site": site, "doc": doc}
+                                    for m, (site, doc) in _mutants_of(model).items()]
         out["variants"].append(entry)
     return out
 
 
-def _compare_with_expect(obj: dict, spec, result: CheckResult, changed: bool) -> None:
+def _compare_with_expect(obj: dict, spec, result: CheckResult, changed: list) -> None:
     """Did the run give what the spec's [expect] says (as kmc regress would
-    judge it)? In the summary, the report and on the console."""
+    judge it)? In the summary, the report and on the console; `changed`:
+    the options that changed the spec (then it is not compared)."""
     if not spec.expect:
         return
     if changed:
-        obj["expect_note"] = "Not compared with [expect]: the command line changed the spec."
+        obj["expect_note"] = ("Not compared with [expect]: the command line changed the spec ("
+                              + "; ".join(changed) + ").")
         return
     _, problems = compare(spec.expect, result)
     obj["expect_met"] = not problems
@@ -326,6 +517,7 @@ def list_cmd(model_name: str | None, as_json: bool, as_markdown: bool) -> int:
         return EXIT_OK
     for name, defn in models.items():
         click.echo(f"{name}: {defn.doc}")
+        mutants: dict = {}
         for variant, constants in defn.variants.items():
             click.echo(f"  variant {variant}")
             click.echo("    constants:")
@@ -345,8 +537,14 @@ def list_cmd(model_name: str | None, as_json: bool, as_markdown: bool) -> int:
             fairness = reference_fairness_for(model)
             if fairness:
                 click.echo(f"    reference fairness: {', '.join(fairness)}")
-            for name, variables in projections_of(model).items():
-                click.echo(f"    projection {name}: {', '.join(variables)}")
+            for projection, variables in projections_of(model).items():
+                click.echo(f"    projection {projection}: {', '.join(variables)}")
+            if any(c.name == "Mutants" for c in constants):
+                mutants = mutants or _mutants_of(model)
+        if mutants:   # seeded bugs, once per model: Mutants = ["name", ...] (specs/mutants/)
+            click.echo("  mutants (seeded bugs: the constant Mutants = [\"name\", ...]):")
+            for m, (site, doc) in mutants.items():
+                click.echo(f"    {m}: {doc} (the reference's guard: {site})")
     return EXIT_OK
 
 

@@ -49,6 +49,8 @@ def compare(expect: dict, result) -> tuple[str, list[str]]:
         got = f"{first} @{by_name[first]}"
         if len(violated) > 1:
             got += f" (+{len(violated) - 1} more)"
+    elif result.outcome == "error":
+        got = f"evaluation error @{result.error.depth}"
     else:
         got = f"pass, depth {result.depth}" + (" (all)" if result.exhausted else "")
     got += f", {result.distinct:,} distinct"

@@ -18,8 +18,21 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports it
 
 
-def _err(message: str) -> None:
-    click.echo(f"kmc: error: {' '.join(str(message).split())}", err=True)
+def _err(message: str) -> str:
+    line = " ".join(str(message).split())
+    click.echo(f"kmc: error: {line}", err=True)
+    return line
+
+
+def _json_failure(failure: dict, code: int) -> None:
+    """--json and no result: the error (or the stop) as one JSON object on
+    stdout, so that a script reading stdout always reads JSON."""
+    import json
+    try:
+        click.echo(json.dumps({"outcome": failure.get("outcome", "error"), "exit_code": code,
+                               **({"error": failure["error"]} if "error" in failure else {})}))
+    except OSError:   # (stdout gone: the line on stderr was said)
+        pass
 
 
 class KmcGroup(click.Group):
@@ -35,25 +48,30 @@ class KmcGroup(click.Group):
                 formatter.write_dl(rows)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        argv = list(args) if args is not None else sys.argv[1:]
+        failure: dict = {}   # (with --json: the error as a JSON object on stdout too)
         try:
             rv = super().main(args=args, prog_name=prog_name or "kmc", complete_var=complete_var,
                               standalone_mode=False, **extra)
         except click.exceptions.Exit as e:  # --help, --version
             rv = e.exit_code
         except click.ClickException as e:  # usage errors: bad option, missing argument
-            _err(e.format_message())
+            failure["error"] = _err(e.format_message())
             rv = EXIT_BAD_INPUT
         except KmcError as e:
-            _err(e.one_line())
+            failure["error"] = _err(e.one_line())
             rv = e.exit_code
+            if getattr(e, "after_summary", False):   # the run's JSON summary is printed already
+                failure.clear()
         except ModelConfigError as e:
-            _err(f"constants rejected by the model: {e}")
+            failure["error"] = _err(f"constants rejected by the model: {e}")
             rv = EXIT_BAD_INPUT
         except OSError as e:  # a full disk, a folder gone or unreadable mid-run
             where = f" ({e.filename})" if e.filename else ""
-            _err(f"{e.strerror or e}{where}" + ("; free space on the disk of the results (--out) "
-                                                 "and of the temporary folder (TMPDIR), then run again"
-                                                 if disk_full(e) else ""))
+            failure["error"] = _err(
+                f"{e.strerror or e}{where}" + ("; free space on the disk of the results (--out) "
+                                               "and of the temporary folder (TMPDIR), then run again"
+                                               if disk_full(e) else ""))
             rv = EXIT_BAD_INPUT
         except (KeyboardInterrupt, click.exceptions.Abort) as e:
             # (click turns a KeyboardInterrupt into Abort, the interrupt as its cause)
@@ -61,7 +79,10 @@ class KmcGroup(click.Group):
             stop.handled()
             click.echo("kmc: terminated (SIGTERM)" if terminated else "kmc: interrupted", err=True)
             rv = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+            failure["outcome"] = "terminated" if terminated else "interrupted"
         rv = rv if isinstance(rv, int) else EXIT_OK
+        if failure and "--json" in argv and "--" not in argv[:argv.index("--json")]:
+            _json_failure(failure, rv)
         if standalone_mode:
             sys.exit(rv)
         return rv

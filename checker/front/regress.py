@@ -48,7 +48,9 @@ from checker.front.spec import Spec, check_file, load_spec
 from checker.output.results import ensure_writable
 from checker.search import registry, stop
 from checker.search.engine import CheckOptions, check
-from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, KmcError, SpecError
+from checker.search.errors import (EXIT_BAD_INPUT, EXIT_OK, EXIT_VIOLATION, EngineEvaluationError,
+                                   KmcError, SpecError)
+from checker.search.result import EvaluationFailure
 from model.base import ModelConfigError
 
 OK, FAIL, ERROR, SKIP = "OK", "FAIL", "ERROR", "SKIP"
@@ -163,7 +165,8 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None, en
         return row
     except KmcError as e:   # an evaluation error (exit 3) is a result that is not the expected one
         row.status, row.got = FAIL, "evaluation error"
-        row.problems = [e.one_line()]
+        row.problems = [EvaluationFailure.of(e, model).line() if isinstance(e, EngineEvaluationError)
+                        else e.one_line()]
         row.seconds = time.perf_counter() - t0
         return row
     row.seconds = time.perf_counter() - t0
@@ -535,58 +538,79 @@ def regress(spec_dir: Path, quick: bool, junit: Path | None, timeout: float | No
     click.echo("-" * len(header))
     t0 = time.perf_counter()
     args = [(str(p), quick, timeout, str(out_dir) if out_dir else None, engine) for p in specs]
-    rows: list[Row] = []
-
     def show(r: Row) -> None:
-        rows.append(r)
         secs = f"{r.seconds:,.1f}s" if r.status in (OK, FAIL) else "-"
         click.echo(f"{r.spec:<{width}}  {_fit(r.expected, 44):<44}  {_fit(r.got, 58):<58}  {secs:>8}  {r.status}")
         if r.status in (FAIL, ERROR):
             for p in r.problems:
                 click.echo(f"{'':<{width}}  ! {p}")
 
-    if jobs > 1 and len(args) > 1:
-        import multiprocessing
-        ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(args)), mp_context=ctx,
-                                 initializer=_pool_worker) as pool:
-            # the biggest state spaces first (the longest runs end the set
-            # soonest that way); rows still shown in path order
-            order = sorted(range(len(args)), key=lambda i: -_expected_states(specs[i]))
-            futures = {i: pool.submit(_run_star, args[i]) for i in order}
-            try:
-                for i in range(len(args)):
-                    try:
-                        row = futures[i].result()
-                    except Exception as e:  # the worker died (BrokenProcessPool) or its row did not cross
-                        row = crashed_row(args[i][0], e)
-                    show(row)
-            except BaseException:
-                # ^C, SIGTERM: the specs queued never start and the running ones
-                # stop now (leaving the pool would wait for all of them)
-                pool.shutdown(wait=False, cancel_futures=True)
-                _stop_workers()
-                raise
-    else:
-        for a in args:
-            show(run_spec(*a))
+    finished: dict[int, Row] = {}
+    try:
+        if jobs > 1 and len(args) > 1:
+            _run_parallel(args, specs, jobs, lambda i, r: (finished.__setitem__(i, r), show(r)))
+        else:
+            for i, a in enumerate(args):
+                finished[i] = run_spec(*a)
+                show(finished[i])
+    except BaseException:
+        # ^C, SIGTERM: the rows of the specs finished are reported (and the
+        # JUnit written, the others as skipped) before the stop goes on
+        rows = [finished.get(i) or Row(spec=a[0], status=SKIP, problems=["not run: interrupted"])
+                for i, a in enumerate(args)]
+        click.echo(f"interrupted: {len(finished)} of {len(args)} specs finished")
+        _write_junit(junit, rows, time.perf_counter() - t0)
+        raise
+    rows = [finished[i] for i in range(len(args))]   # (path order: the JUnit, the counts)
     total = time.perf_counter() - t0
     counts = {s: sum(r.status == s for r in rows) for s in (OK, FAIL, ERROR, SKIP)}
     click.echo(f"{len(rows)} specs: {counts[OK]} OK, {counts[FAIL]} FAIL, {counts[ERROR]} ERROR, "
                f"{counts[SKIP]} skipped, in {total:,.1f}s")
-    if junit is not None:
-        from checker.search.files import write_atomic
-        try:
-            write_atomic(junit, junit_xml(rows, total))
-        except OSError as e:
-            raise SpecError(f"cannot write {junit}: {e}") from None
-        click.echo(f"JUnit report: {junit}")
+    _write_junit(junit, rows, total)
     if counts[ERROR]:  # bad input: one line on stderr too (the rows say which specs)
         bad = [r for r in rows if r.status == ERROR]
         more = f" (and {len(bad) - 1} more spec(s) that do not load)" if len(bad) > 1 else ""
         click.echo(f"kmc: error: {bad[0].problems[0] if bad[0].problems else bad[0].spec}{more}", err=True)
         return EXIT_BAD_INPUT
     return EXIT_VIOLATION if counts[FAIL] else EXIT_OK
+
+
+def _run_parallel(args: list, specs: list, jobs: int, done) -> None:
+    """Every spec in a pool of `jobs` processes, the biggest state spaces
+    first (the longest runs end the set soonest that way); done(index, row)
+    as each finishes, so a row shows as soon as its spec has one."""
+    import multiprocessing
+    from concurrent.futures import as_completed
+    ctx = multiprocessing.get_context("fork" if sys.platform != "win32" else "spawn")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(args)), mp_context=ctx,
+                             initializer=_pool_worker) as pool:
+        order = sorted(range(len(args)), key=lambda i: -_expected_states(specs[i]))
+        futures = {pool.submit(_run_star, args[i]): i for i in order}
+        try:
+            for future in as_completed(futures):
+                i = futures[future]
+                try:
+                    row = future.result()
+                except Exception as e:  # the worker died (BrokenProcessPool) or its row did not cross
+                    row = crashed_row(args[i][0], e)
+                done(i, row)
+        except BaseException:
+            # ^C, SIGTERM: the specs queued never start and the running ones
+            # stop now (leaving the pool would wait for all of them)
+            pool.shutdown(wait=False, cancel_futures=True)
+            _stop_workers()
+            raise
+
+
+def _write_junit(junit: Path | None, rows: list, total: float) -> None:
+    if junit is None:
+        return
+    from checker.search.files import write_atomic
+    try:
+        write_atomic(junit, junit_xml(rows, total))
+    except OSError as e:
+        raise SpecError(f"cannot write {junit}: {e}") from None
+    click.echo(f"JUnit report: {junit}")
 
 
 # the options of a run, which --markdown / --update-readme (run nothing) cannot honour

@@ -120,8 +120,13 @@ def simulate(spec, cfg: SimConfig, limits: Limits, *, engine: str = "local", mas
             totals, late = e.result, e
         startup = run.startup_s
     else:
-        from checker.search.simulate import simulate_local
-        totals, _ = simulate_local(cfg, limits, progress, progress_interval)
+        from checker.search.simulate import Totals, simulate_local
+        totals = Totals(cfg, walker(cfg).action_names)
+        try:
+            simulate_local(cfg, limits, progress, progress_interval, totals)
+        except KeyboardInterrupt as e:   # the walks so far, for the line that sums them up
+            e.totals = totals
+            raise
         startup = None
     walk_seconds = time.time() - t0
     out = Outcome(result=None, totals=totals, walk_seconds=walk_seconds, engine=engine, startup_s=startup)
@@ -229,6 +234,15 @@ def write_walks(run_dir: Path, out: Outcome, view) -> None:
 
 
 # ---- text --------------------------------------------------------------------------------
+
+def interrupted_line(totals) -> str:
+    """What a stopped simulation did: its walks, steps and states, and that
+    none of them violated a property (a violation ends the walks at once)."""
+    p = totals.progress()
+    return (f"kmc: stopped after {p['walks']:,} walks ({p['steps']:,} steps, {p['distinct']:,} "
+            f"distinct states, deepest {steps(p['depth'])}, {p['elapsed_s']:.1f}s): no property "
+            f"violated in them; nothing written")
+
 
 def progress_line(info: dict) -> None:
     where = ", ".join(f"{n} {k}" for k, n in sorted(info.get("where", {}).items()) if k != "local")
@@ -362,6 +376,7 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
         walks, time_s = st.walks, st.time
         if walks is None and time_s is None:
             walks = DEFAULT_WALKS
+    depth_given, seed_given = depth, seed
     depth = depth or st.depth or DEFAULT_DEPTH
     if seed is None:
         seed = st.seed if st.seed is not None else secrets.randbelow(1 << 31)
@@ -387,6 +402,8 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
                            progress=None if quiet else progress_line, shrink=not no_shrink,
                            shrink_time=shrink_time)
     except BaseException as e:  # an error, ^C: no result, no run folder (its spark.log goes too)
+        if isinstance(e, KeyboardInterrupt) and getattr(e, "totals", None) is not None:
+            click.echo(interrupted_line(e.totals), err=True)
         if not isinstance(e, KmcError) or getattr(e, "result", None) is None:
             if spark_dir is not None:
                 import shutil
@@ -394,6 +411,19 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
             raise
         outcome, late = e.result, e
     obj = summary_object(spec, cfg, outcome, run_id, walks, time_s, check_deadlock)
+    # (an option equal to the spec's own is no change: a trace's reproduce line names them all)
+    changed = [o for o, v, own in (("--set", sets, ()), ("--invariant", invariants, ()),
+                                   ("--depth", depth_given, st.depth or DEFAULT_DEPTH),
+                                   ("--seed", seed_given, st.seed),
+                                   ("--swarm/--no-swarm", swarm, bool(st.swarm)),
+                                   ("--deadlock/--no-deadlock", deadlock, spec.check_deadlock))
+               if v not in (None, ()) and v != own]
+    if spec.expect and changed:
+        obj["expect_note"] = ("Not compared with [expect]: the command line changed the spec ("
+                              + ", ".join(changed) + ").")
+    elif spec.expect:
+        _, problems = compare_expect(spec.expect, outcome)
+        obj["expect_met"], obj["expect_problems"] = not problems, problems
     view = view_for(model)  # once, for the files and the console
     try:
         if spark_dir is not None:
@@ -401,17 +431,26 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
         else:
             run_dir = write_run(out_dir, spec.name, obj, outcome.result, view=view)
         write_walks(run_dir, outcome, view)
-    except OSError as e:
-        raise SpecError(f"cannot write results under {out_dir}: {e}") from None
-    obj["results_dir"] = str(run_dir)
+    except OSError as e:   # (a full disk): the result is still shown, then this error
+        late = SpecError(f"cannot write results under {out_dir}: {e}; the result is shown above, "
+                         f"not kept")
+        run_dir = None
+    obj["results_dir"] = str(run_dir) if run_dir is not None else None
     for error in obj.get("render_errors", ()):
         click.echo(f"kmc: warning: not rendered: {error}", err=True)
     total_s = time.perf_counter() - started
     obj["total_time_s"] = round(total_s, 3)
-    click.echo(report_text(spec, cfg, outcome, run_dir, view, total_s), file=sys.stderr if as_json else sys.stdout)
+    text = report_text(spec, cfg, outcome, run_dir, view, total_s)
+    if "expect_met" in obj:
+        text += ("\nThe run matches the spec's [expect]." if obj["expect_met"] else
+                 "\nThe run does NOT match the spec's [expect]: " + "; ".join(obj["expect_problems"]) + ".")
+    elif "expect_note" in obj:
+        text += "\n" + obj["expect_note"]
+    click.echo(text, file=sys.stderr if as_json else sys.stdout)
     if as_json:
         click.echo(json.dumps(obj, sort_keys=False))
     if late is not None:
+        late.after_summary = True
         raise late
     return EXIT_VIOLATION if outcome.result.violations else EXIT_OK
 
@@ -471,7 +510,28 @@ def regress_row(path: str, quick: bool, timeout: float | None, out: str | None) 
     except KmcError as e:
         return {**row, "status": "FAIL", "got": "evaluation error", "problems": [e.one_line()],
                 "seconds": time.perf_counter() - t0}
+    got, problems = compare_expect(expect, outcome, budget, timeout)
+    row.update(got=got, problems=problems, status="FAIL" if problems else "OK",
+               seconds=time.perf_counter() - t0)
+    if out is not None:
+        from checker.output.results import write_run
+        from checker.search.files import new_run_id
+        obj = summary_object(spec, cfg, outcome, new_run_id(), walks, budget, spec.check_deadlock)
+        view = view_for(model)
+        run_dir = write_run(Path(out), spec.name, obj, outcome.result, view=view)
+        write_walks(run_dir, outcome, view)
+        row["run_dir"] = str(run_dir)
+    return row
+
+
+def compare_expect(expect: dict, outcome: Outcome, budget: float | None = None,
+                   timeout: float | None = None) -> tuple[str, list[str]]:
+    """(what the walks got, compact; the expectations of [expect] not met),
+    as `kmc regress` judges a simulation spec."""
     r, t = outcome.result, outcome.totals
+    wanted = expect.get("violated")
+    names = [wanted] if isinstance(wanted, str) else list(wanted or [])
+    want_violation = bool(names) or expect.get("outcome") == "violation"
     problems = []
     if r.violations:
         v = r.violations[0]
@@ -501,17 +561,7 @@ def regress_row(path: str, quick: bool, timeout: float | None, out: str | None) 
         missed = unreached_witnesses(expect, r)
         got += f", {len(wanted_witnesses) - len(missed)}/{len(wanted_witnesses)} witnessed"
         problems += witness_problems(expect, r)
-    row.update(got=got, problems=problems, status="FAIL" if problems else "OK",
-               seconds=time.perf_counter() - t0)
-    if out is not None:
-        from checker.output.results import write_run
-        from checker.search.files import new_run_id
-        obj = summary_object(spec, cfg, outcome, new_run_id(), walks, budget, spec.check_deadlock)
-        view = view_for(model)
-        run_dir = write_run(Path(out), spec.name, obj, r, view=view)
-        write_walks(run_dir, outcome, view)
-        row["run_dir"] = str(run_dir)
-    return row
+    return got, problems
 
 
 def table_cells(path: Path, expect: dict) -> dict:

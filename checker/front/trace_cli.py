@@ -20,13 +20,16 @@ import click
 
 from checker.front.options import OutPath
 from checker.output import runs, traces
+from checker.output.console import same_trace_groups
+from checker.output.render import trace_text
 from checker.output.views import view_for
 from checker.search.errors import EXIT_OK, SpecError
 from checker.search.files import write_atomic
 
 _RUN_DIR = click.argument("run_dir", metavar="RUN_DIR", type=click.Path(path_type=Path))
 _PROPERTY = click.option("--property", "-p", "prop", metavar="NAME",
-                         help="Which violated property (default: the first one found).")
+                         help="Which violated property (default: the first one found; "
+                              "`show`: every one).")
 
 
 def _load(run_dir: Path, prop: str | None):
@@ -39,8 +42,13 @@ def _load(run_dir: Path, prop: str | None):
 
 
 def _form(kind: str, run_dir: Path, prop: str | None):
-    """(the run, the violation, one of its files rendered again: traces.render)."""
+    """(the run, the violation, one of its files rendered again: traces.render);
+    the other properties the run violated are named on stderr."""
     run, v, view = _load(run_dir, prop)
+    others = [p for p in run.properties if p != v.property]
+    if prop is None and others:
+        click.echo(f"kmc: {run.path} also has counterexamples for {', '.join(others)} "
+                   f"(--property NAME)", err=True)
     files, errors = traces.render(view, v, run.summary, kinds=(kind,))
     if errors:
         raise SpecError(f"{run.path}: cannot render the {kind}: {errors[0]}")
@@ -71,8 +79,23 @@ def trace(ctx: click.Context) -> None:
 @_RUN_DIR
 @_PROPERTY
 def show_cmd(run_dir: Path, prop: str | None) -> int:
-    """Print the counterexample: each step's action, then only what changed."""
-    _emit(_form("text", run_dir, prop)[2], None, None)
+    """Print the counterexample: each step's action, then only what changed.
+    Without --property, every property the run violated: one trace for the
+    properties it shares (as the console shows them)."""
+    if prop is not None:
+        _emit(_form("text", run_dir, prop)[2], None, None)
+        return EXIT_OK
+    run, v, view = _load(run_dir, None)
+    texts = []
+    for group in same_trace_groups([run.violation(p) for p in run.properties]):
+        first = group[0]
+        if len(group) == 1:
+            files, errors = traces.render(view, first, run.summary, kinds=("text",))
+            texts.append(files["text"].rstrip("\n"))
+        else:   # (invariants: a lasso has a trace of its own)
+            texts.append(trace_text(first.property, first.trace, view=view,
+                                    also=[o.property for o in group[1:]]).rstrip("\n"))
+    _emit("\n\n".join(texts) + "\n", None, None)
     return EXIT_OK
 
 

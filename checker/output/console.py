@@ -36,6 +36,10 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, view: TraceView
         lines.append(lasso_text(v, view) if is_lasso(v) else trace_text(
             v.property, v.trace, view=view, full_initial=full_state,
             also=[o.property for o in group[1:]]))
+    failure = getattr(result, "error", None)
+    if failure is not None and failure.trace:
+        lines.append(trace_text(failure.property, failure.trace, header=failure.header, view=view,
+                                full_initial=full_state))
     if result.outcome == "pass":
         bound = "" if result.exhausted else f" (within {steps(result.max_depth)})" \
             if result.max_depth is not None else ""

@@ -46,7 +46,8 @@ code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 
 
 def growth_chart(per_level: list[int], width: int = 1000, height: int = 260,
-                 last_partial: bool = False) -> str:
+                 last_partial: bool = False, unit: str = "level",
+                 axis: str = "BFS level (steps from an initial state)") -> str:
     """Inline SVG: a bar per BFS level (new distinct states), a line for the
     running total (its own axis, on the right). last_partial: the search
     stopped inside the last level (at a violation): its bar is paler."""
@@ -78,13 +79,13 @@ def growth_chart(per_level: list[int], width: int = 1000, height: int = 260,
         parts.append(f'<rect class="level" x="{xx + bw * 0.1:.1f}" y="{top + h - bh:.1f}" '
                      f'width="{max(bw * 0.8, 1):.1f}" height="{bh:.1f}" '
                      f'fill="{"#9ecbff" if partial else "#0969da"}">'
-                     f'<title>level {i}: {x:,} new distinct states (total {total[i]:,})'
+                     f'<title>{unit} {i}: {x:,} new distinct states (total {total[i]:,})'
                      f'{" - partial: the search stopped in this level" if partial else ""}</title></rect>')
         if i % step == 0 or i == n - 1:
             parts.append(f'<text x="{xx + bw / 2:.1f}" y="{top + h + 14}" text-anchor="middle">{i}</text>')
     pts = " ".join(f"{left + (i + 0.5) * bw:.1f},{top + h - h * t / tpeak:.1f}" for i, t in enumerate(total))
     parts.append(f'<polyline points="{pts}" fill="none" stroke="#bc4c00" stroke-width="2"/>')
-    parts.append(f'<text x="{left + w / 2}" y="{height - 4}" text-anchor="middle">BFS level (steps from an initial state)</text>')
+    parts.append(f'<text x="{left + w / 2}" y="{height - 4}" text-anchor="middle">{axis}</text>')
     parts.append(f'<text x="12" y="{top + h / 2}" transform="rotate(-90 12 {top + h / 2})" '
                  f'text-anchor="middle">new distinct states</text>')
     parts.append(f'<text x="{width - 8}" y="{top + h / 2}" transform="rotate(90 {width - 8} {top + h / 2})" '
@@ -128,13 +129,69 @@ def coverage_table(generated: dict[str, int], distinct: dict[str, int], exhauste
     return "".join(rows)
 
 
+def simulation_verdict(summary: dict) -> tuple[str, list, str]:
+    """A simulation's verdict, figures and how it ran (kmc simulate: random
+    walks, not a search of every state): the seed, the walks, the shrinking."""
+    sim = summary["simulate"]
+    violations = summary.get("violations", [])
+    shrink = sim.get("shrink")
+    first = sim.get("first_violation")
+    if violations:
+        v = violations[0]
+        verdict = (f'<span class="badge violation">VIOLATION</span> {_esc(v["property"])} after '
+                   f'{steps(v["depth"])}'
+                   + (f" (shrunk from {shrink['original_steps']})" if shrink else ""))
+    else:
+        verdict = (f'<span class="badge pass">PASS</span> no property violated in '
+                   f'{sim.get("walks", 0):,} random walks of at most {steps(sim.get("depth_bound"))} '
+                   f'(not every state: a simulation)')
+    figs = [("walks", _n(sim.get("walks"))), ("steps", _n(sim.get("steps"))),
+            ("distinct states", _n(summary.get("distinct"))), ("seed", _esc(sim.get("seed"))),
+            ("steps per walk at most", _n(sim.get("depth_bound"))),
+            ("time walking", f"{sim.get('walk_s', 0):,.2f} s"),
+            ("walks / s", f"{sim.get('walks_per_s', 0):,.1f}"),
+            ("peak memory", f"{summary.get('peak_memory_kb', 0) / 1024:,.0f} MiB")]
+    how = [f"Random walks (kmc simulate), seed {sim.get('seed')}: {sim.get('walks', 0):,} walks, "
+           f"{sim.get('steps', 0):,} steps" + (", swarm (each batch its own action weights)"
+                                                if sim.get("swarm") else "") + "."]
+    if first:
+        how.append(f"First violation: {first['property']} on walk {first['walk']:,} after "
+                   f"{steps(first['walk_steps'])}, {first['time_to_violation_s']:.2f} s into the walks.")
+    if shrink:
+        how.append(f"Shrunk from {steps(shrink['original_steps'])} to {steps(shrink['steps'])} "
+                   f"({shrink['replays']:,} candidates replayed, {shrink['seconds']:.2f} s; "
+                   + ("1-minimal" if shrink.get("one_minimal") else "stopped by --shrink-time: not "
+                      "certified 1-minimal") + ").")
+    command = reproduce_simulation(summary)
+    if command:
+        how.append(f"Reproduce: {command}")
+    return verdict, figs, "".join(f"<p>{_esc(x)}</p>" for x in how)
+
+
+def reproduce_simulation(summary: dict) -> str | None:
+    """The command that walks a simulation's violating walk again: the same
+    seed, the walks up to the violating one, the same walk depth."""
+    config, sim = summary.get("config") or {}, summary.get("simulate") or {}
+    if not config.get("spec") or "seed" not in sim:
+        return None
+    first = sim.get("first_violation")
+    walks = first["walk"] + 1 if first else sim.get("walks")
+    sets = " ".join(f"--set {k}={json.dumps(v)}" for k, v in (config.get("overrides") or {}).items())
+    return (f"kmc simulate {config['spec']} --seed {sim['seed']} --walks {walks} "
+            f"--depth {sim.get('depth_bound')}" + (" --swarm" if sim.get("swarm") else " --no-swarm")
+            + (f" {sets}" if sets else ""))
+
+
 def run_report(summary: dict) -> str:
     """The report page of one run, from its summary object (summary.json)."""
     config = summary.get("config", {})
     outcome = summary.get("outcome", "?")
     name = config.get("name") or "run"
     violations = summary.get("violations", [])
-    if outcome == "violation" and violations:
+    simulation = summary.get("simulate") is not None
+    if simulation:
+        verdict, sim_figs, sim_how = simulation_verdict(summary)
+    elif outcome == "violation" and violations:
         first = violations[0]
         verdict = (f'<span class="badge violation">VIOLATION</span> {_esc(first["property"])} '
                    f'after {steps(first["depth"])}')
@@ -163,8 +220,12 @@ def run_report(summary: dict) -> str:
             ("peak memory" + (f" ({n} processes)" if (n := (summary.get("memory") or {}).get("processes", 1)) > 1
                               else ""), f"{summary.get('peak_memory_kb', 0) / 1024:,.0f} MiB"),
             ("fingerprint collision (optimistic)", f"{summary.get('collision_probability', 0):.2g}")]
+    if simulation:
+        figs = sim_figs
     out.append('<div class="figures">' + "".join(f'<div class="fig"><b>{v}</b><span>{_esc(k)}</span></div>'
                                                  for k, v in figs) + "</div>")
+    if simulation:
+        out.append(sim_how)
     if expect:
         met = summary.get("expect_met")
         if met is True:
@@ -187,10 +248,18 @@ def run_report(summary: dict) -> str:
                        f'<br><span class="muted">{_esc(" -> ".join(v.get("actions", [])))}</span></li>')
         out.append("</ul>")
 
-    per_level = summary.get("per_level_distinct", [])
-    out.append("<h2>Frontier growth</h2>")
+    if simulation:   # no levels: the new states at each depth of the walks
+        per_depth = list(summary["simulate"].get("per_depth_distinct", []))
+        while len(per_depth) > 1 and per_depth[-1] == 0:
+            per_depth.pop()
+        out.append("<h2>New distinct states per depth of the walks</h2>")
+        out.append(growth_chart(per_depth, unit="depth", axis="steps into a walk"))
+    per_level = [] if simulation else summary.get("per_level_distinct", [])
+    if not simulation:
+        out.append("<h2>Frontier growth</h2>")
     partial = outcome == "violation" and config.get("stop_on_violation", True) is not False
-    out.append(growth_chart(per_level, last_partial=partial))
+    if not simulation:
+        out.append(growth_chart(per_level, last_partial=partial))
     if per_level:
         out.append(f"<p class='muted'>New distinct states per level: {_esc(per_level)}"
                    + (" (the last level is partial: the search stopped at the violation)" if partial else "")
@@ -216,7 +285,9 @@ def run_report(summary: dict) -> str:
     if constants:
         out.append("<h2>Configuration</h2><table><tbody>" + "".join(
             f"<tr><td><code>{_esc(k)}</code></td><td><code>{_esc(json.dumps(v))}</code></td></tr>"
-            for k, v in constants.items()) + f"<tr><td>depth bound</td><td>{_esc(config.get('depth'))}</td></tr>"
+            for k, v in constants.items())
+            + (f"<tr><td>steps per walk at most</td><td>{_esc(summary['simulate'].get('depth_bound'))}</td></tr>"
+               if simulation else f"<tr><td>depth bound</td><td>{_esc(config.get('depth'))}</td></tr>")
             + "</tbody></table>")
     out.append("</body></html>")
     return "\n".join(out)

@@ -67,6 +67,13 @@ def summary(config: dict[str, Any], result: CheckResult, run_id: str | None = No
                           "trace_text": f"trace-{v.property}.txt",
                           "trace_itf": f"trace-{v.property}.itf.json",
                           "trace_html": f"trace-{v.property}.html"} for v in result.violations]
+    failure = getattr(result, "error", None)
+    if failure is not None:   # outcome 'error': the model raised; its trace files
+        names = traces.file_names(failure.property)
+        out["error"] = {"action": failure.action, "message": failure.message, "hint": failure.hint,
+                        "depth": failure.depth, "trace_text": names["text"],
+                        "trace_json": names["json"], "trace_itf": names["itf"],
+                        "trace_html": names["html"]}
     if getattr(result, "liveness", None) is not None or result.violations:
         patch_summary(out, result)  # lassos, the liveness section
     out["report"] = "report.html"
@@ -104,7 +111,8 @@ def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult
     A view that fails to render a page or the ITF does not lose the run: the
     error is recorded in summary.json under "render_errors" (and in
     summary_obj, for the caller to show)."""
-    if view is None and result.violations:
+    failure = getattr(result, "error", None)
+    if view is None and (result.violations or failure is not None):
         model = model if model is not None else _model_of(summary_obj)
         view = view_for(model) if model is not None else None
     model = view.model if view is not None else model
@@ -121,7 +129,7 @@ def write_run(root: Path, spec_name: str, summary_obj: dict, result: CheckResult
     try:
         os.chmod(tmp_dir, 0o777 & ~umask())  # mkdtemp creates 0700
         errors = []
-        for v in result.violations:
+        for v in result.violations + ([failure] if failure is not None and failure.trace else []):
             files, problems = traces.render(view, v, summary_obj)
             names = traces.file_names(v.property)
             for kind, content in files.items():

@@ -18,6 +18,7 @@ from checker.search import registry
 from checker.search.encoding import decode_state
 from checker.search.engine import Violation
 from checker.search.errors import KmcError, SpecError
+from checker.search.result import EVALUATION_ERROR, EvaluationFailure
 from model.base import Action, ModelConfigError
 
 
@@ -38,6 +39,10 @@ class Run:
         """The counterexample of `prop` as the run found it (a lasso for a
         temporal property)."""
         trace = self.trace(prop)
+        error = self.summary.get("error")
+        if prop == EVALUATION_ERROR and isinstance(error, dict):
+            return EvaluationFailure(error.get("action"), str(error.get("message", "")),
+                                     error.get("hint"), trace)
         entry = next((e for e in self.summary.get("violations", []) if e.get("property") == prop), {})
         loop = entry.get("loop")
         if entry.get("kind") == "liveness" and loop is not None and not 0 <= loop < len(trace):
@@ -155,6 +160,8 @@ def open_run(path: Path) -> Run:
         raise SpecError(f"{run_dir / 'summary.json'}: cannot rebuild the run's model from its "
                         f"config: {type(e).__name__}: {e}") from None
     props = [v["property"] for v in violations]
+    if isinstance(summary.get("error"), dict):   # an evaluation error's trace (outcome 'error')
+        props.append(EVALUATION_ERROR)
     return Run(run_dir, summary, model, props)
 
 

@@ -41,6 +41,9 @@ def page_meta(summary: dict | None) -> dict:
     if spec:
         sets = " ".join(f"--set {k}={json.dumps(v)}" for k, v in overrides.items())
         command = f"kmc check {spec}" + (f" {sets}" if sets else "")
+        if summary.get("simulate") is not None:   # random walks: BFS would not retrace them
+            from checker.output.report import reproduce_simulation
+            command = reproduce_simulation(summary)
     return {"spec": spec, "spec_name": config.get("name"),
             "model": f"{config.get('model')}/{config.get('variant')}" if config.get("model") else None,
             "constants": config.get("constants"), "run_id": summary.get("run_id"), "command": command}
@@ -65,7 +68,9 @@ def itf_meta(summary: dict | None, prop: str, trace: list) -> dict:
 def text_form(view: TraceView | None, v, summary: dict | None) -> str:
     if is_lasso(v):
         return lasso_text(v, view) + "\n"
-    return view.text(v.property, v.trace) if view is not None else trace_text(v.property, v.trace)
+    header = getattr(v, "header", "")   # an evaluation error's (result.EvaluationFailure)
+    return (view.text(v.property, v.trace, header) if view is not None
+            else trace_text(v.property, v.trace, header))
 
 
 def json_form(view: TraceView | None, v, summary: dict | None) -> str:

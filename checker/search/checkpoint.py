@@ -143,6 +143,46 @@ def _close_in_child() -> None:
 os.register_at_fork(after_in_child=_close_in_child)
 
 
+# what a run's identity holds, as the command line (or the spec) sets it
+_OPTION_OF = {"max_depth": "--depth", "check_deadlock": "--deadlock", "stop_on_violation": "--continue",
+              "constants": "--set (the constants)", "properties": "--invariant (the invariants)",
+              "model": "the spec's model", "variant": "the spec's variant",
+              "fingerprint_bits": "the spec's fingerprint", "projection": "the spec's projection",
+              "format": "the run folder's format"}
+
+
+def difference(key: str, run, here) -> str:
+    """One setting in which a resume differs from its run, by the option
+    that sets it: '--depth 11 in the run, 12 here'."""
+    if key == "stop_on_violation":   # --continue is the opposite
+        return (f"--continue {'not given' if run else 'given'} in the run, "
+                f"{'not given' if here else 'given'} here")
+    if key == "check_deadlock":
+        return (f"{'--deadlock' if run else '--no-deadlock'} in the run, "
+                f"{'--deadlock' if here else '--no-deadlock'} here")
+    if key == "max_depth":
+        return f"--depth {'none' if run is None else run} in the run, {'none' if here is None else here} here"
+    if key == "constants" and isinstance(run, dict) and isinstance(here, dict):
+        changed = [k for k in sorted(set(run) | set(here)) if run.get(k) != here.get(k)]
+        return "--set " + ", ".join(f"{k}={json.dumps(run.get(k))} in the run, {json.dumps(here.get(k))} here"
+                                    for k in changed)
+    return f"{_OPTION_OF.get(key, key)}: {json.dumps(run)} in the run, {json.dumps(here)} here"
+
+
+def recorded_options(run_dir: Path) -> dict | None:
+    """The command line that started the run in `run_dir` (its levels'
+    manifest, or a spark run's run.json), None when it holds none."""
+    for path in (Path(run_dir) / "levels" / MANIFEST, Path(run_dir) / "run.json"):
+        try:
+            obj = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        options = obj.get("options") if isinstance(obj, dict) else None
+        if isinstance(options, dict):
+            return options
+    return None
+
+
 def _plain_name(value) -> bool:
     return (isinstance(value, str) and value not in ("", ".", "..") and "/" not in value
             and "\\" not in value and "\0" not in value)
@@ -156,9 +196,10 @@ class Checkpoint:
     """The levels folder of one run: save() after each finished level,
     load() to go on from the newest one."""
 
-    def __init__(self, folder: str | Path, identity: dict):
+    def __init__(self, folder: str | Path, identity: dict, options: dict | None = None):
         self.folder = Path(folder)
         self.identity = identity
+        self.options = options   # the command line that started the run (kept, not compared)
         self.sealed = 0   # levels whose logs are in the folder (0: nothing saved yet)
         self._lock: _FolderLock | None = None
 
@@ -201,9 +242,11 @@ class Checkpoint:
         differ = sorted(k for k in set(identity) | set(self.identity)
                         if identity.get(k) != self.identity.get(k))
         if differ:
-            raise SpecError(f"{self.folder.parent} was checked with other settings; it differs in: "
-                            f"{', '.join(differ)} (resume with the same spec, --set, --depth, "
-                            f"--invariant and --continue/--deadlock options)")
+            raise SpecError(f"{self.folder.parent} was checked with other settings: "
+                            + "; ".join(difference(k, identity.get(k), self.identity.get(k))
+                                        for k in differ)
+                            + f" (kmc check --resume {self.folder.parent} alone goes on with the "
+                              f"run's own options)")
         return obj
 
     def save(self, search, level: int, frontier) -> int:
@@ -236,7 +279,7 @@ class Checkpoint:
         if old is not None:
             for name in {old["state"], old["frontier"]["file"]} - {state_file.name, frontier_file.name}:
                 digests.pop(name, None)
-        obj = {"format": FORMAT, "identity": self.identity, "level": level,
+        obj = {"format": FORMAT, "identity": self.identity, "options": self.options, "level": level,
                "distinct": sum(search.per_level_distinct), "generated": search.generated,
                "per_level_distinct": list(search.per_level_distinct),
                "logs": [{name: Path(p).name for name, p in files.items()}

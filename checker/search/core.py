@@ -42,7 +42,7 @@ from checker.search.pacing import level_gc
 from checker.search.proc import TreeMemory
 from checker.search.result import DEADLOCK, CheckResult, Violation, assemble
 from model.base import Action, EvaluationError, Model, Property
-from checker.search.errors import EngineEvaluationError
+from checker.search.errors import EngineEvaluationError, KmcError
 
 CHUNK_STATES = 2048            # frontier states per expand_chunk call (progress, early stop)
 # A frontier (or a level's parent pointers) of more states than this is packed
@@ -93,6 +93,9 @@ class CheckOptions:
     # resume must match (the spec's model, variant, constants)
     checkpoint_dir: str | None = None
     checkpoint_identity: dict = field(default_factory=dict)
+    # the command line that started the run (kmc check's options): kept
+    # with its levels, so that `kmc check --resume RUN_DIR` needs nothing else
+    run_options: dict | None = None
     # save nothing before the first finished level of at least this many
     # states (the levels before it are written then): a default run keeps
     # its levels only once losing them would cost more than a rerun
@@ -188,7 +191,7 @@ class Search:
         self.checkpoint = None
         spill_dir = options.spill_dir
         if options.checkpoint_dir is not None:
-            self.checkpoint = Checkpoint(options.checkpoint_dir, self._identity())
+            self.checkpoint = Checkpoint(options.checkpoint_dir, self._identity(), options.run_options)
             Path(options.checkpoint_dir).mkdir(parents=True, exist_ok=True)
             spill_dir = options.checkpoint_dir  # spilled files are moved into it: one filesystem
         self.spill = SpillDir(spill_dir)
@@ -203,6 +206,8 @@ class Search:
         self.first_violation: dict[str, tuple[int, int]] = {}   # name -> (level, fp)
         self.sometimes: dict[str, int | None] = {p.name: None for p in self.ctx.sometimes}
         self.stopped = False
+        self.expanding = None      # the level being expanded (an evaluation error's trace)
+        self.snap = None           # the newest finished level's counters, while none is kept
         self.frontier = None       # the newest complete level's states
         self.previous = None       # the level expanded last (closed once the next is kept)
         self.start_time = time.perf_counter()
@@ -222,6 +227,10 @@ class Search:
                 return run_levels(self)
         except KeyboardInterrupt:
             stop.handled()
+            self._keep_on_stop()
+            raise
+        except EngineEvaluationError as e:
+            self._attach(e)
             raise
         finally:
             # (a frontier's file may be the newest checkpoint's: a stopped run
@@ -239,6 +248,7 @@ class Search:
         self.frontier = self._initial()
         if self.frontier.keep:
             self._keep(0)
+        self._snapshot(0)
         return 0
 
     def frontier_size(self, level: int) -> int:
@@ -252,6 +262,7 @@ class Search:
         # the level at the depth bound is only counted (unless deadlocks are
         # checked there): it is never expanded
         keep = max_depth is None or level + 1 < max_depth or self.options.check_deadlock
+        self.expanding = level
         nxt = self.expander.expand(self, level, self.frontier, log, keep)
         self.memory.measure()   # (a level's end: both frontiers held, the most it takes)
         self.previous, self.frontier = self.frontier, nxt
@@ -259,6 +270,7 @@ class Search:
     def level_done(self, level: int) -> None:
         if self.frontier.keep and self.frontier:
             self._keep(level)
+        self._snapshot(level)
         if self.previous is not None:
             # (a spilled frontier's file is the newest checkpoint's until the next is kept)
             self.previous.close()
@@ -269,6 +281,7 @@ class Search:
         still shows as a state without any successor."""
         if not self.options.check_deadlock:
             return
+        self.expanding = level
         for chunk in self._state_chunks(self.frontier):
             self._deadlocks_among(level, ((state, fp) for state, _, fp in chunk))
             if self.stopped:
@@ -407,6 +420,37 @@ class Search:
             raise RunStopped(f"stopped after level {level} as asked; every finished level is in "
                              f"{self.checkpoint.folder}: resume it")
 
+    def _snapshot(self, level: int) -> None:
+        """While no level is kept on disk yet (below checkpoint_from states,
+        all in memory): the counters of finished level `level`, so that a
+        stop (^C, SIGTERM) can keep it (_keep_on_stop)."""
+        if (self.checkpoint is None or self.checkpoint.sealed or type(self.frontier) is not Frontier
+                or self.frontier.path is not None):   # (the pool's packed levels are not kept so)
+            self.snap = None
+            return
+        self.snap = (level, self.frontier, self.generated, Counter(self.per_action_generated),
+                     Counter(self.per_action_distinct), list(self.per_level_distinct),
+                     dict(self.first_violation), dict(self.sometimes), len(self.actions))
+
+    def _keep_on_stop(self) -> bool:
+        """A run stopped before its first kept level keeps its newest finished
+        one now (the counters as they were at its end), so that it can be
+        resumed; False when there is none to keep, or it cannot be written."""
+        snap, self.snap = self.snap, None
+        if snap is None or self.checkpoint is None or self.checkpoint.sealed:
+            return False
+        level, frontier = snap[0], snap[1]
+        if len(self.levels) <= level:
+            return False
+        (self.generated, self.per_action_generated, self.per_action_distinct,
+         self.per_level_distinct, self.first_violation, self.sometimes) = snap[2:8]
+        self.levels, self.actions = self.levels[:level + 1], self.actions[:snap[8]]
+        try:
+            self.checkpoint.save(self, level, frontier)
+        except (OSError, KmcError):   # (a full disk, a folder in use): nothing kept, as before
+            return False
+        return True
+
     def _action_id(self, action: Action) -> int:
         aid = self.action_ids.get(action)
         if aid is None:
@@ -444,7 +488,7 @@ class Search:
     def _kept(self) -> str:
         cp = self.checkpoint
         return ("a run with --checkpoint keeps its finished levels and goes on with --resume RUN_DIR"
-                if cp is None else f"its finished levels are kept: go on with --resume {cp.folder.parent}"
+                if cp is None else f"its finished levels are kept: go on with: kmc check --resume {cp.folder.parent}"
                 if cp.sealed else f"levels are kept from the first of {self.options.checkpoint_from:,} "
                                   f"states (with --checkpoint from level 0), and none was yet")
 
@@ -484,6 +528,24 @@ class Search:
                     return
 
     # -- counterexamples --
+
+    def _attach(self, e: EngineEvaluationError) -> None:
+        """An evaluation error made a result: the trace to the state whose
+        successors (or whose check) raised, and the search's figures so far
+        (e.trace, e.result; left None where they cannot be rebuilt)."""
+        level = self.expanding
+        if level is None:   # the initial states: the state itself is the trace
+            e.trace = [(None, e.state)] if e.state is not None else None
+            return
+        try:
+            fp = e.parent_fp if e.parent_fp is not None else self.ctx.entry(e.state)[2]
+            trace = self.trace(level, fp)
+            if e.successor is not None:
+                trace.append((e.action, e.successor))
+            e.trace = trace
+            e.result = self._result(exhausted=False, states_left=len(self.frontier or ()))
+        except Exception:   # noqa: BLE001 - the error's own line is still reported
+            return
 
     def trace(self, level: int, fp: int) -> list:
         """The shortest path to the state with fingerprint fp at `level`, by

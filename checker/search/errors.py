@@ -9,6 +9,10 @@ EXIT_OK = 0
 EXIT_VIOLATION = 1
 EXIT_BAD_INPUT = 2
 EXIT_EVALUATION = 3
+# kmc check --tlc-exit-codes: TLC's codes (tlc2/output/EC.java, ExitStatus)
+EXIT_DEADLOCK = 11
+EXIT_SAFETY = 12
+EXIT_LIVENESS = 13
 
 
 class KmcError(Exception):
@@ -36,6 +40,11 @@ class EngineEvaluationError(KmcError):
         self.action = action
         self.state = state
         self.level = level
+        self.detail = message        # the model's own words (without the state)
+        self.parent_fp = None        # the fingerprint of the state whose successors raised
+        self.successor = None        # the new state a property raised on, if one did
+        self.trace = None            # [(None, init), (action, state), ...] to where it raised
+        self.result = None           # the search up to the error (a CheckResult)
 
 
 class Terminated(KeyboardInterrupt):

@@ -207,7 +207,12 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set,
             where = f"in action {failed_action}" if failed_action is not None else "while enumerating successors"
             message = f"evaluation error {where}: {e}; state: {_summary(failed_state)}"
             if errors is None or checking:
-                raise EngineEvaluationError(message, action=failed_action, state=failed_state) from e
+                err = EngineEvaluationError(message, action=failed_action, state=failed_state)
+                # where the trace ends (Search.run): the parent's fingerprint, and the
+                # successor when a property raised on it
+                err.parent_fp, err.successor = pfp, (succ if checking else None)
+                err.detail = str(e)
+                raise err from e
             errors.append((ci, " ".join(message.split())))
             continue
         if check_deadlock and len(names) == before:

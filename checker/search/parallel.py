@@ -385,8 +385,10 @@ class _Workers:
                 self.held[w] = held
             return ChunkResult(new, violations, witnesses, deadlocks,
                                list(chain.from_iterable(repeat(k, v) for k, v in names.items())), stopped)
-        if kind == "evaluation":
-            raise EngineEvaluationError(msg[1], level=self.level)
+        if kind == "evaluation":  # (the parent fp: the trace to it is rebuilt here)
+            err = EngineEvaluationError(msg[1], level=self.level)
+            err.parent_fp, err.detail, err.label = msg[2], msg[3], msg[4]
+            raise err
         raise ParallelError(f"the model failed in a worker process at level {self.level}: {msg[1]}")
 
     def close(self) -> None:
@@ -436,7 +438,8 @@ def _level_worker(search: Search, chunks: list, w: int, n: int, keep: bool, conn
             try:
                 res = expand_one(ctx, chunk, seen)
             except EngineEvaluationError as e:
-                sender.send(("evaluation", str(e)))
+                sender.send(("evaluation", str(e), e.parent_fp, e.detail,
+                             None if e.action is None else str(e.action)))
                 return
             new = [(None, e[1] if keep else None, e[2], e[3], e[4]) for e in res.new]
             # a worker's memory is at its most after its last chunk, and it exits

@@ -21,9 +21,66 @@ class Violation:
     trace: list = field(default_factory=list)
 
 
+EVALUATION_ERROR = "EvaluationError"   # the name its trace files carry
+
+
+@dataclass
+class EvaluationFailure:
+    """The model raised an evaluation error (TLC would stop there): the
+    action and the model's words, a hint when a known quirk is the cause,
+    and the trace to the state whose successors raised (its last state)."""
+
+    action: str | None
+    message: str
+    hint: str | None
+    trace: list = field(default_factory=list)
+    state: str | None = None       # the state, shortly, when no action is named
+
+    @classmethod
+    def of(cls, e, model) -> "EvaluationFailure":
+        """An EngineEvaluationError as a result's: the action, the model's
+        words without the state, and the known quirk that causes it (the
+        model's known_quirk)."""
+        action = e.action if e.action is not None else getattr(e, "label", None)
+        action = None if action is None else str(action)
+        detail = " ".join(str(e.detail).split())
+        if action and detail.startswith(f"{action}: "):
+            detail = detail[len(action) + 2:]
+        explain = getattr(model, "known_quirk", None)
+        hint = explain(f"{action}: {detail}" if action else detail) if explain else None
+        state = None
+        if action is None and e.state is not None:
+            state = repr(e.state)
+            state = state if len(state) <= 60 else state[:57] + "..."
+        return cls(action, detail, hint, list(e.trace or ()), state)
+
+    @property
+    def depth(self) -> int:
+        return max(len(self.trace) - 1, 0)
+
+    @property
+    def header(self) -> str:
+        where = f"in {self.action} " if self.action else ""
+        n = self.depth
+        return (f"Evaluation error {where}from the state after {n} step{'s' if n != 1 else ''} "
+                f"(the last below): {self.message}" + (f" ({self.hint})" if self.hint else ""))
+
+    def line(self, limit: int = 200) -> str:
+        """One console line of at most about `limit` characters."""
+        where = (f" in {self.action}" if self.action else
+                 f" in the successors of {self.state}" if self.state else "")
+        tail = f"; {self.hint}" if self.hint else ""
+        room = max(limit - len(where) - len(tail) - len("evaluation error: "), 40)
+        msg = " ".join(self.message.split())
+        msg = msg if len(msg) <= room else msg[:room - 3] + "..."
+        return f"evaluation error{where}: {msg}{tail}"
+
+    property: str = EVALUATION_ERROR   # (last: the name shadows the builtin in this body)
+
+
 @dataclass
 class CheckResult:
-    outcome: str                                   # 'pass' | 'violation'
+    outcome: str                                   # 'pass' | 'violation' | 'error'
     distinct: int
     generated: int
     per_level_distinct: list[int]
@@ -48,6 +105,7 @@ class CheckResult:
     # which engine ran it and how: {"name": "local"}, the auto engine's
     # levels ({"name": "auto", "levels": ["local", ..., "pool"], ...}), Spark's
     engine: dict | None = None
+    error: EvaluationFailure | None = None         # outcome 'error': the model raised
 
     @property
     def bytes_per_state(self) -> int:

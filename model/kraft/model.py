@@ -86,6 +86,14 @@ class KraftModel:
         return {a: f"{c} = 0" for a, c in self._LIMITED.items()
                 if a in self.action_names and cfg.get(c, 1) == 0}
 
+    def known_quirk(self, detail: str) -> str | None:
+        """The hint for an evaluation error a kept quirk of the reference
+        causes (model/kraft/__init__.py, quirks 6 and 18), else None."""
+        if (self.reference_quirks and detail.startswith("WriteRecordToLeader")
+                and ("SubSeq" in detail or "SendAcksFor" in detail)):
+            return "known reference quirk (6): set ReferenceQuirks = false"
+        return None
+
     def _setup(self, variant, flags, cfg) -> None:
         """What every variant shares: constants and shared immutable values."""
         self.variant = variant

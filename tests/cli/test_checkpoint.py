@@ -276,11 +276,13 @@ def test_bad_resumes_are_one_line(tmp_path):
     spark_like.mkdir()
     (spark_like / "run.json").write_text("{}")
     cases = [
-        (["--set", "RMCount=5", "--resume", run], "differs in: constants"),
-        (["--set", "RMCount=4", "--depth", "5", "--resume", run], "differs in: max_depth"),
-        (["--set", "RMCount=4", "-i", "TCConsistent", "--resume", run], "differs in: properties"),
+        (["--set", "RMCount=5", "--resume", run], "--set RMCount=4 in the run, 5 here"),
+        (["--set", "RMCount=4", "--depth", "5", "--resume", run], "--depth none in the run, 5 here"),
+        (["--set", "RMCount=4", "-i", "TCConsistent", "--resume", run],
+         "--invariant (the invariants): [\"TPTypeOK\", \"TCConsistent\", \"AllCommitted\"] in "
+         "the run, [\"TCConsistent\", \"AllCommitted\"] here"),
         (["--resume", tmp_path], "no finished level to resume from"),
-        (["--resume", spark_like], "is a spark run: resume it with --engine spark"),
+        (["--engine", "local", "--resume", spark_like], "is a spark run: resume it with --engine spark"),
         (["--checkpoint", "--engine", "spark"], "--checkpoint is the local and auto engines'"),
     ]
     for args, words in cases:
@@ -377,7 +379,7 @@ def test_a_small_disk_stops_the_run_before_it_is_full(tmp_path, monkeypatch, spe
     assert error.startswith("kmc: error: disk limit reached at level ") and "--min-free-disk" in error
     assert "would take about" in error   # stopped between levels, on the next level's estimate
     run = the_run(out)
-    assert error.endswith(f"go on with --resume {run}")
+    assert error.endswith(f"go on with: kmc check --resume {run}")
     done = kmc("check", spec, *args, "--resume", run, "--json", "-q")
     assert done.exit_code == 0, done.stderr
     a, b = plain, summary_of(done)

@@ -189,7 +189,12 @@ def test_evaluation_error_exits_3_naming_the_action(tmp_path):
     assert result.exit_code == 3, result.output
     errors = [l for l in result.stderr.splitlines() if l.startswith("kmc: error:")]
     assert len(errors) == 1 and "Node(node=0)" in errors[0] and "Traceback" not in result.output
-    assert not run_dirs(tmp_path / "out")
+    assert len(errors[0]) <= 220
+    # the error is a result: a run folder with the trace to the state that raised
+    (run_dir,) = run_dirs(tmp_path / "out")
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["outcome"] == "error" and summary["error"]["depth"] == 0
+    assert "node 0 cannot be evaluated" in (run_dir / "trace-EvaluationError.txt").read_text()
 
 
 def test_interrupted_run_leaves_no_files(tmp_path, monkeypatch):

@@ -16,7 +16,7 @@ from checker.front.cli import cli
 ROOT = Path(__file__).resolve().parents[2]
 DIEHARD = ROOT / "specs" / "toy-diehard.toml"
 TWOPHASE = ROOT / "specs" / "toy-twophase.toml"
-NOTE = "Not compared with [expect]: the command line changed the spec."
+NOTE = "Not compared with [expect]: the command line changed the spec ({})."
 
 
 def kmc(*args, env=None):
@@ -32,7 +32,7 @@ def test_deadlock_and_continue_change_the_spec(tmp_path, option):
     plain = summary_of(kmc("check", DIEHARD, "--json", "-q", "--out", tmp_path))
     assert "expect_note" not in plain
     changed = summary_of(kmc("check", DIEHARD, option, "--json", "-q", "--out", tmp_path))
-    assert changed["expect_note"] == NOTE
+    assert changed["expect_note"] == NOTE.format(option)   # (the option named)
 
 
 def test_the_spec_s_own_deadlock_setting_is_no_change(tmp_path):

@@ -70,3 +70,36 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_rows_show_as_specs_finish_and_a_stop_writes_the_junit_of_those(long_specs, tmp_path, jobs):
+    """A quick spec after a long one (path order): with -j 2 its row shows
+    while the long one runs; a ^C then still writes the JUnit report, the
+    finished spec's case as it ended, the others skipped."""
+    (long_specs / "c.toml").unlink()
+    (long_specs / "d.toml").unlink()
+    (long_specs / "b.toml").write_text((SPECS / "toy-diehard.toml").read_text())
+    if jobs == "1":   # (serially the quick one runs first)
+        (long_specs / "b.toml").rename(long_specs / "0.toml")
+    junit = tmp_path / "regress.xml"
+    proc = subprocess.Popen([sys.executable, "-m", "checker.front.cli", "regress", str(long_specs), "-j", jobs,
+                             "--junit", str(junit)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.split()[-1:] == ["OK"]:   # the quick spec's row, the long one still running
+            break
+    time.sleep(1)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=90)
+    out = "".join(seen) + out
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["kmc: interrupted"], err
+    assert "interrupted: 1 of 2 specs finished" in out and f"JUnit report: {junit}" in out
+    xml = junit.read_text()
+    assert 'tests="2"' in xml and 'skipped="1"' in xml and 'failures="0"' in xml
+    assert xml.count("<skipped") == 1 and "not run: interrupted" in xml
+    assert ("0.toml" in xml or "b.toml" in xml) and "a.toml" in xml

@@ -74,7 +74,7 @@ def test_a_small_disk_stops_the_run_between_levels_and_it_resumes(spark, tmp_pat
                         master=LOCAL_MASTER, run_dir=run_dir, small_level=SMALL_LEVEL)
     message = stopped.value.one_line()
     assert stopped.value.exit_code == 2 and "would take about" in message
-    assert f"go on with --resume {run_dir}" in message
+    assert f"go on with: kmc check --resume {run_dir}" in message
     done = levels.committed_levels(run_dir)
     assert done[-1] == 9
     options = CheckOptions(max_depth=12)
@@ -93,7 +93,7 @@ def test_a_run_folder_of_the_old_format_is_refused(spark, tmp_path):
     config = json.loads((run_dir / "run.json").read_text())
     assert config["format"] == 4
     (run_dir / "run.json").write_text(json.dumps({**config, "format": 3}))
-    with pytest.raises(ResumeError, match="differs in: format"):
+    with pytest.raises(ResumeError, match="the run folder.s format: 3 in the run, 4 here"):
         check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, resume=run_dir)
 
 
@@ -102,7 +102,7 @@ def test_resume_checks_the_run_is_the_same_check(spark, tmp_path):
     with pytest.raises(RunInterrupted):
         check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, run_dir=run_dir,
                     stop_after_level=2)
-    with pytest.raises(ResumeError, match="differs in: max_depth"):
+    with pytest.raises(ResumeError, match="--depth none in the run, 3 here"):
         check_spark({"model": "diehard"}, CheckOptions(max_depth=3), master=LOCAL_MASTER, resume=run_dir)
     with pytest.raises(ResumeError, match="not a spark run folder"):
         check_spark({"model": "diehard"}, CheckOptions(), master=LOCAL_MASTER, resume=tmp_path)

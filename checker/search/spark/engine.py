@@ -150,7 +150,7 @@ class SparkSearch:
         # the JVM forks, a standalone cluster's executors on this machine
         # (measured by a thread: the driver waits on the JVM during a level)
         self.memory = TreeMemory(self.options.max_memory)
-        kept = f"the finished levels are kept: go on with --resume {self.run_dir}"
+        kept = f"the finished levels are kept: go on with: kmc check --resume {self.run_dir}"
         self.limits = Limits(self.options, self.memory,
                              lambda: f"{kept} and a higher --max-memory (or none)",
                              lambda: f"free space there, or lower it (--min-free-disk SIZE, or none); {kept}")
@@ -666,7 +666,8 @@ class SparkSearch:
 
     def start(self) -> int:
         totals = open_run(self.run_dir, self.resume is not None, self.run_config(),
-                          {"partitions": self.requested_partitions, "master": self.master})
+                          {"partitions": self.requested_partitions, "master": self.master,
+                           "options": self.options.run_options})   # (--resume RUN_DIR alone)
         self._start_spark()
         if totals is None:
             t0 = time.perf_counter()

@@ -116,9 +116,13 @@ def open_run(run_dir: Path, resume: bool, config: dict, extra: dict) -> Totals |
             raise ResumeError(f"--resume {run_dir}: run.json is not a JSON object")
         stored_cmp = {k: stored.get(k) for k in config}
         if json.loads(json.dumps(config)) != stored_cmp:
+            from checker.search.checkpoint import difference
             diff = [k for k in config if json.loads(json.dumps(config[k])) != stored_cmp[k]]
-            raise ResumeError(f"--resume {run_dir}: the run checked something else "
-                              f"(differs in: {', '.join(diff)})")
+            raise ResumeError(f"--resume {run_dir}: the run checked something else: "
+                              + "; ".join(difference(k, stored_cmp[k], json.loads(json.dumps(config[k])))
+                                          for k in diff)
+                              + f" (kmc check --resume {run_dir} alone goes on with the run's own "
+                                f"options)")
         levels.clean_partial(run_dir)
         done = levels.committed_levels(run_dir)
         if not done:

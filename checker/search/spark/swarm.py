@@ -117,21 +117,38 @@ class SwarmRun:
             finally:
                 raise
         except Exception as e:  # noqa: BLE001 - Py4JJavaError and friends
+            from checker.search import stop
+            if stop.pending is not None:   # a ^C to the process group broke the JVM's answer
+                raise stop.pending() from None
             from checker.search.spark.driver import _one_line, _python_error_line
             log = sparksession.log_path()
             raise SparkJobError(f"Spark job failed while walking: {_one_line(_python_error_line(str(e)))}"
                                 + (f" (Spark's log: {log})" if log else "")) from None
 
     def run(self) -> Totals:
+        """The walks' totals; on ^C or SIGTERM (noted as the spark check does,
+        driver._StopWatch) the exception carries the totals so far (e.totals)."""
+        from checker.search.spark.driver import _StopWatch
+        self.totals = None
+        try:
+            with _StopWatch():
+                return self._run()
+        except KeyboardInterrupt as e:
+            e.totals = self.totals
+            raise
+
+    def _run(self) -> Totals:
         cfg, limits = self.cfg, self.limits
         # bad input fails at once, before anything starts
         sparksession.check_master(self.master or sparksession.DEFAULT_MASTER)
         sparksession.check_java()
         t_start = time.perf_counter()
-        totals = Totals(cfg, walker(cfg).action_names)
+        totals = self.totals = Totals(cfg, walker(cfg).action_names)
         b = 0
         if sparksession.is_running(self.master) or not self.driver_walks:
             self._launch()
+            from checker.search import stop   # (pyspark's own ^C handler, set in the main thread)
+            stop.install()
         else:
             starter = sparksession.Starter(self._launch)
             switch = sys.getswitchinterval()
