@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass, field
+from itertools import chain, repeat
 from typing import Any, Callable, Sequence
 
 from checker.search.engine import CheckOptions, LocalExpander, Search
@@ -229,18 +230,18 @@ class ChunkEdges:
     def of(cls, chunk, calls: list, bits: int, keep_self_loops: bool) -> "ChunkEdges":
         src, dst = (array("Q"), array("Q")) if bits == 64 else ([], [])
         count, act = array("I"), array("I")
-        ids: dict = {}
+        ids: dict = {}   # (numbered in the order of the edges kept: the order the parent numbers them)
         for ci, edges in enumerate(calls):
             sfp = chunk[ci][2]
             src.append(sfp)
             done = set()
             for action, fp in edges:
+                if (fp, action) in done or (fp == sfp and not keep_self_loops):
+                    continue
+                done.add((fp, action))
                 j = ids.get(action)
                 if j is None:
                     j = ids[action] = len(ids)
-                if (fp, j) in done or (fp == sfp and not keep_self_loops):
-                    continue
-                done.add((fp, j))
                 dst.append(fp)
                 act.append(j)
             count.append(len(done))
@@ -299,24 +300,25 @@ class GraphSearch(Search):
     def _absorb_worker_chunk(self, level: int, res) -> None:
         """The states new here (their atoms' values came with them, after
         the entry's five fields) and the chunk's edges, the actions' ids
-        given in the order the local engine gives them."""
+        given in the order the local engine gives them (by the edges kept)."""
         builder = self.builder
         labelled = bool(builder.atoms)
         for e in res.new:
             builder.add_labelled(e[2], e[5] if labelled else b"", level)
         rec: ChunkEdges = res.record
-        ids: list = [None] * len(rec.actions)
-
-        def action_id(j: int) -> int:
-            aid = ids[j]
-            if aid is None:
-                aid = ids[j] = self._action_id(rec.actions[j])
-            return aid
-
-        pos = 0
-        for fp, n in zip(rec.src, rec.count):
-            builder.add_edges(fp, rec.dst[pos:pos + n], rec.act[pos:pos + n], action_id)
-            pos += n
+        action_id = self._action_id
+        ids = [action_id(a) for a in rec.actions]   # (in the order of the edges: as the local engine)
+        if builder.keep_self_loops:   # (`kmc graph`: small graphs) the self-loops go apart
+            pos = 0
+            for fp, n in zip(rec.src, rec.count):
+                builder.add_edges(fp, rec.dst[pos:pos + n], rec.act[pos:pos + n], ids.__getitem__)
+                pos += n
+            return
+        # every edge is one to keep (the worker dropped repeats and self-loops)
+        index = builder.index
+        builder.src.extend(chain.from_iterable(map(repeat, map(index.__getitem__, rec.src), rec.count)))
+        builder.dst.extend(map(index.__getitem__, rec.dst))
+        builder.act.extend(map(ids.__getitem__, rec.act))
 
     def graph(self) -> StateGraph:
         return self.builder.build(self.actions)
