@@ -119,3 +119,26 @@ def test_every_liveness_spec_has_the_local_verdicts_on_auto(path):
     assert [v.property for v in lassos] == [v.property for v in local.violations if hasattr(v, "loop")]
     for v in lassos:
         check_lasso(model, v, temporal[v.property], config.fairness)
+
+
+def test_a_predicate_failing_in_a_worker_is_an_evaluation_error(chunk_size):
+    """A temporal property's predicate raising EvaluationError on a state a
+    worker found: the run stops with the evaluation error (exit 3), on auto
+    as on local."""
+    from checker.search.errors import EngineEvaluationError
+    from checker.search.liveness.config import LivenessConfig
+    from invariants.temporal import AlwaysEventually, TemporalProperty, single
+    from model.base import EvaluationError
+
+    def at_start(state):   # judged on the initial state only (labelled before the hand-over)
+        if state.node != 0:
+            raise EvaluationError(f"node {state.node} cannot be judged")
+        return True
+
+    prop = TemporalProperty("P", single(AlwaysEventually(at_start)), reads=("node",))
+    for engine in ("local", "auto"):
+        model, _ = build("randgraph", None, {"Nodes": 300, "Degree": 3, "Initial": 1, "Seed": 4})
+        assert [s.node for s in model.init_states()] == [0]
+        with pytest.raises(EngineEvaluationError, match="cannot be judged"):
+            check_liveness(model, [], LivenessConfig([prop], [], []), CheckOptions(), engine=engine,
+                           threshold=1, workers=2)
