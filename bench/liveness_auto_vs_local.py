@@ -12,12 +12,15 @@ of its process tree (user + sys, the workers included), the part of the wall
 time the fair-cycle search took after the graph was recorded (one core on
 either engine), the peak memory of the run's processes (summary.json's
 peak_memory_kb), and the load average before and after (the machine is
-shared: a load above ~0.5 makes the figures unreliable).
+shared: a load above ~0.5 makes the figures unreliable). With --safety, each
+engine also checks the spec without its temporal properties: what
+recording the graph and the fair-cycle search add on each engine.
 
     .venv/bin/python bench/liveness_auto_vs_local.py
     .venv/bin/python bench/liveness_auto_vs_local.py --specs specs/quorum/liveness-add-voter-available.toml
     .venv/bin/python bench/liveness_auto_vs_local.py --order auto-first --json out.json
     .venv/bin/python bench/liveness_auto_vs_local.py --workers 2   # two workers whatever the load
+    .venv/bin/python bench/liveness_auto_vs_local.py --safety      # and each without the properties
 """
 from __future__ import annotations
 
@@ -58,6 +61,24 @@ def run(spec: str, engine: str, out: str, env: dict) -> dict:
             "peak_mb": round(summary["peak_memory_kb"] / 1024), "summary": summary}
 
 
+def without_temporal(spec: str, folder: str) -> str:
+    """A copy of the spec without its `properties` and `fairness` (a safety
+    check of the same configuration: --safety's control)."""
+    lines, out, skip = Path(ROOT / spec).read_text().splitlines(), [], 0
+    for line in lines:
+        key = line.split("=", 1)[0].strip()
+        if not skip and key in ("properties", "fairness") and "=" in line:
+            skip = 1
+        if skip:
+            skip += line.count("[") - line.count("]")
+            skip = 0 if skip <= 1 else skip
+            continue
+        out.append(line)
+    copy = Path(folder) / Path(spec).name
+    copy.write_text("\n".join(out) + "\n")
+    return str(copy)
+
+
 def differences(a: dict, b: dict) -> list[str]:
     out = [f for f in SAME if a.get(f) != b.get(f)]
     la, lb = a["liveness"], b["liveness"]
@@ -78,6 +99,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=None,
                     help="KMC_AUTO_WORKERS for the auto runs (given, the hand-over does not wait for "
                          "an idle core)")
+    ap.add_argument("--safety", action="store_true",
+                    help="also each engine on the spec without its temporal properties (the control)")
     ap.add_argument("--json", dest="json_out", default=None, help="write the figures here")
     args = ap.parse_args()
 
@@ -108,11 +131,24 @@ def main() -> int:
             print(f"{spec}: {a['distinct']:,} states, {row['edges']:,} edges; verdicts {verdicts}")
             for engine in engines:
                 r = row[engine]
-                extra = (f", {auto.get('workers')} workers from level {auto.get('handover_level')}, left "
-                         f"local as the cores were busy: {auto.get('busy_levels') or 'none'}"
-                         if engine == "auto" else "")
+                extra = ""
+                if engine == "auto" and auto.get("handover_level") is None:
+                    extra = (", every level local (no frontier reached the threshold"
+                             + (f"; levels {auto['busy_levels']} did, the cores were busy)"
+                                if auto.get("busy_levels") else ")"))
+                elif engine == "auto":
+                    extra = (f", {auto.get('workers')} workers from level {auto.get('handover_level')}, "
+                             f"left local as the cores were busy: {auto.get('busy_levels') or 'none'}")
                 print(f"  {engine:5}: wall {r['wall_s']:.1f} s (fair cycles {r['fair_cycles_s']:.1f} s), "
                       f"CPU {r['cpu_s']:.1f} s, peak {r['peak_mb']} MB{extra}")
+            if args.safety:
+                plain = without_temporal(spec, out)
+                for engine in engines:
+                    r = run(plain, engine, out, env if engine == "auto" else dict(os.environ))
+                    row[f"{engine}_safety"] = {k: r[k] for k in ("wall_s", "cpu_s", "peak_mb")}
+                    print(f"  {engine:5} without the temporal properties: wall {r['wall_s']:.1f} s, "
+                          f"CPU {r['cpu_s']:.1f} s, peak {r['peak_mb']} MB")
+                row["load_after"] = round(load(), 2)
             print(f"  local/auto {row['ratio']:.2f}x; verdicts, lassos and counts "
                   f"{'identical' if not diff else 'DIFFER: ' + ', '.join(diff)}; load {row['load_before']} "
                   f"-> {row['load_after']}", flush=True)
