@@ -1,6 +1,6 @@
 """The explored state graph, recorded only when liveness (or `kmc graph`) asks
-for it: the local engine's own search (checker.search.core.Search) with two
-wrappers, so the safety engines run exactly as before and pay nothing.
+for it: the local or the auto engine's own search (checker.search.core.Search)
+with two wrappers, so the safety engines run exactly as before and pay nothing.
 
 - The model's `successors` is wrapped by a recorder that notes, after the
   engine has handled each (action, successor), the successor's fingerprint;
@@ -19,6 +19,12 @@ searching, 8 bytes an edge after. Self-loops are left out (a step that
 changes nothing is stuttering: it neither enables nor takes an action in
 the sense of WF_vars / SF_vars); parallel edges with the same action are
 kept once.
+
+On the auto engine the wrappers run in its forked workers too: after each
+chunk a worker sends (Search.worker_extras) the chunk's edges as arrays of
+fingerprints (ChunkEdges) and, with each state it found, its atoms' bytes;
+the parent numbers the states it keeps in BFS order and the edges' actions
+in the order of the edges, so the graph is the local engine's exactly.
 """
 from __future__ import annotations
 
