@@ -57,7 +57,7 @@ def run(spec: str, engine: str, out: str, env: dict) -> dict:
     summary = json.loads(p.stdout)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-            "fair_cycles_s": summary["liveness"].get("wall_time_s"),
+            "fair_cycles_s": summary.get("liveness", {}).get("wall_time_s"),
             "peak_mb": round(summary["peak_memory_kb"] / 1024), "summary": summary}
 
 
