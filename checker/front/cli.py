@@ -152,12 +152,12 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     if fairness:
         spec.fairness = _fairness_option(fairness)
     liveness = liveness_config.validate(spec, str(spec_path))
-    if workers is not None and (engine != "auto" or liveness is not None):
-        raise SpecError("--workers is the auto engine's (the default --engine auto; temporal "
-                        "properties run on the local engine; spark: --partitions)")
+    if workers is not None and engine != "auto":
+        raise SpecError("--workers is the auto engine's (the default --engine auto; "
+                        "spark: --partitions)")
     if liveness is not None and engine == "spark":
-        raise SpecError("liveness (temporal properties) runs on the local engine only: the spark "
-                        "engine keeps no state graph; use --engine local or auto")
+        raise SpecError("liveness (temporal properties) runs on the local and auto engines: the "
+                        "spark engine keeps no state graph; use --engine local or auto")
     if engine != "spark" and (master or partitions):
         raise SpecError("--master and --partitions need --engine spark")
     if (resume is not None and click.get_current_context().get_parameter_source("out_dir").name == "COMMANDLINE"
@@ -195,11 +195,11 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
                    f"{len(properties)} properties"
                    + (f", {len(liveness.properties)} temporal" if liveness is not None else "") + ")", err=True)
     try:
-        if liveness is not None:  # the local engine, recording the state graph
+        if liveness is not None:  # the local or auto engine, recording the state graph
             from checker.search.liveness.run import check_liveness
-            result = check_liveness(model, properties, liveness, options)
+            result = check_liveness(model, properties, liveness, options, engine=engine,
+                                    workers=workers)
             run_id = new_run_id()
-            engine = "local"
         elif resumable:
             options.checkpoint_from = 0 if checkpoint else CHECKPOINT_FROM
             result, run_dir = run_resumable(spec, model, properties, options, out_dir, resume,

@@ -144,9 +144,9 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None, en
         if timeout is not None and time.perf_counter() - t0 > timeout:
             raise SpecTimeout(info.get("level"))
 
-    # the default engine first (liveness: the local one, the only one with a
+    # the default engine first (liveness: the local or auto one, which keep a
     # state graph), then the spec's further engines, each compared with it
-    first = "local" if spec.properties else engine
+    first = "local" if spec.properties and engine == "spark" else engine
     engines = [first] + [e for e in spec.engines if e != first]
     row.engines = engines
     results: dict = {}
@@ -193,6 +193,10 @@ def _run_spec(path: str, quick: bool, timeout: float | None, out: str | None, en
 
 
 def _auto(spec, model, props, options):
+    if spec.properties:  # temporal properties: the graph-recording search (checker/search/liveness)
+        from checker.front.temporal_spec import validate
+        from checker.search.liveness.run import check_liveness
+        return check_liveness(model, props, validate(spec), options, engine="auto")
     from checker.search.parallel import check_auto
     return check_auto(model, props, options)
 

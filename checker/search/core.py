@@ -323,6 +323,13 @@ class Search:
         for ci in res.deadlocks:
             self._violation(DEADLOCK, level - 1, chunk[ci][2])
 
+    def worker_extras(self, res: ChunkResult, chunk: Sequence[tuple]) -> tuple:
+        """In a worker of the auto engine, after expanding `chunk`: a value to
+        send with each new state (appended to its entry) or None, and one for
+        the chunk (ChunkResult.record) or None. The graph-recording search's
+        (checker/search/liveness/graph.py) are its atoms' values and edges."""
+        return None, None
+
     def between_chunks(self, level: int, left: int) -> None:
         """A stop signal, --max-memory and --min-free-disk, then progress;
         `left`: the states of the level not expanded yet plus the next one's."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import compress, count
 from operator import is_not
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from checker.search import native
 from checker.search.checks import EVERY_VARIABLE, Checks
@@ -110,7 +110,8 @@ class ChunkResult:
     generated (Counter them). stopped: a violation ended the chunk early
     (stop_on_violation). changed: per entry of new, the bit mask of the
     variables it changed from its parent (for checks made elsewhere: the
-    spark engine's)."""
+    spark engine's). record: what an auto engine's worker sent besides
+    (Search.worker_extras; None: expanded in this process)."""
 
     new: list
     violations: list
@@ -119,6 +120,7 @@ class ChunkResult:
     action_names: list
     stopped: bool = False
     changed: list | None = None
+    record: Any = None
 
 
 def _summary(state, limit: int = 300) -> str:

@@ -380,11 +380,12 @@ class _Workers:
                                 f"expanding level {self.level}") from None
         kind = msg[0]
         if kind == "ok":
-            _, new, violations, witnesses, deadlocks, names, stopped, held = msg
+            _, new, violations, witnesses, deadlocks, names, stopped, held, record = msg
             if held is not None:
                 self.held[w] = held
             return ChunkResult(new, violations, witnesses, deadlocks,
-                               list(chain.from_iterable(repeat(k, v) for k, v in names.items())), stopped)
+                               list(chain.from_iterable(repeat(k, v) for k, v in names.items())), stopped,
+                               record=record)
         if kind == "evaluation":  # (the parent fp: the trace to it is rebuilt here)
             err = EngineEvaluationError(msg[1], level=self.level)
             err.parent_fp, err.detail, err.label = msg[2], msg[3], msg[4]
@@ -414,7 +415,9 @@ def _level_worker(search: Search, chunks: list, w: int, n: int, keep: bool, conn
     that hold only their parts are rebuilt first. Sends per chunk ("ok",
     new as (None, parts or None, fp, parent fp, action), violations,
     witnesses, deadlocks, per-action generated counts, stopped, and after
-    its last chunk the memory it holds, else None)."""
+    its last chunk the memory it holds, else None, then the search's
+    worker_extras for the chunk: a value appended to each new entry, one
+    for the whole chunk)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles ^C and stops the workers
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (not the parent's handler: a worker just goes)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)   # (blocked by the parent's fork)
@@ -437,16 +440,20 @@ def _level_worker(search: Search, chunks: list, w: int, n: int, keep: bool, conn
                     chunk = [decode(parts) + (fp,) for _, parts, fp in chunk]
             try:
                 res = expand_one(ctx, chunk, seen)
+                rows, record = search.worker_extras(res, chunk)
             except EngineEvaluationError as e:
                 sender.send(("evaluation", str(e), e.parent_fp, e.detail,
                              None if e.action is None else str(e.action)))
                 return
             new = [(None, e[1] if keep else None, e[2], e[3], e[4]) for e in res.new]
+            if rows is not None:
+                new = [e + (row,) for e, row in zip(new, rows)]
             # a worker's memory is at its most after its last chunk, and it exits
             # then, before the parent's level ends: so it says what it holds
             last = c + n >= len(chunks) or res.stopped
             sender.send(("ok", new, res.violations, res.witnesses, res.deadlocks,
-                         Counter(res.action_names), res.stopped, pss(os.getpid()) if last else None))
+                         Counter(res.action_names), res.stopped, pss(os.getpid()) if last else None,
+                         record))
             if res.stopped or sender.gone:
                 return  # the parent stops at or before this chunk's end (or is gone)
     except BaseException as e:  # noqa: BLE001 - a bug of the model: one line in the parent
@@ -523,8 +530,14 @@ def check_auto(model: Model, properties: Iterable[Property], options: CheckOptio
     $KMC_AUTO_WORKERS). The result's `engine` says where each level ran:
     {"name": "auto", "workers", "threshold", "handover_level", "levels":
     ["local" | "pool"], "busy_levels"}."""
+    return Search(model, properties, options, auto_expander(threshold, workers)).run()
+
+
+def auto_expander(threshold: int | None = None, workers: int | None = None) -> AutoExpander:
+    """The auto engine's levels (check_auto's defaults: $KMC_AUTO_THRESHOLD,
+    $KMC_AUTO_WORKERS), for a Search of any kind (the liveness search's too)."""
     if threshold is None:
         threshold = _env_int(THRESHOLD_ENV) or THRESHOLD
     if workers is None:
         workers = _env_int(WORKERS_ENV)
-    return Search(model, properties, options, AutoExpander(threshold, workers)).run()
+    return AutoExpander(threshold, workers)

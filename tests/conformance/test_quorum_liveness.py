@@ -7,7 +7,9 @@ under the reference's Fairness, on small complete configurations
 of the model whose cycle is fair and which violates the property (checked
 through the model alone, tests/liveness/lasso_check.py). Where TLC says the
 property holds, or explored the whole state space before its verdict, kmc's
-graph has TLC's number of states."""
+graph has TLC's number of states. The configurations of up to 5,000 states
+run on the auto engine too (its workers recording the graph), with the same
+verdicts and lassos checked the same way."""
 from __future__ import annotations
 
 import json
@@ -129,20 +131,33 @@ def test_lasso_check_rejects_an_unfair_or_non_violating_lasso():
 
 
 def _params():
+    """Each configuration on the local engine; those up to AUTO_DISTINCT states
+    on the auto engine too, going parallel from a frontier of AUTO_THRESHOLD
+    states."""
     for name, rows in CONFIGS.items():
-        big = max(r["distinct"] for r in rows) > SLOW_DISTINCT or name in KNOWN_BIG
-        yield pytest.param(name, id=name, marks=[pytest.mark.slow] if big else [])
+        most = max(r["distinct"] for r in rows)
+        big = most > SLOW_DISTINCT or name in KNOWN_BIG
+        yield pytest.param(name, "local", id=name, marks=[pytest.mark.slow] if big else [])
+        if not big and most <= AUTO_DISTINCT:
+            yield pytest.param(name, "auto", id=name + "-auto")
 
 
-@pytest.mark.parametrize("name", list(_params()))
-def test_verdicts_equal_tlc(name):
+AUTO_DISTINCT = 5_000
+AUTO_THRESHOLD = 8
+
+
+@pytest.mark.parametrize("name,engine", list(_params()))
+def test_verdicts_equal_tlc(name, engine):
     rows = CONFIGS[name]
     model = _build(rows[0])
     temporal = temporal_of(model)
     fairness = parse_fairness(None, model)
     config = LivenessConfig([temporal[r["property"]] for r in rows], fairness, "reference")
-    result = check_liveness(model, [], config, CheckOptions())
+    result = check_liveness(model, [], config, CheckOptions(), engine=engine,
+                            threshold=AUTO_THRESHOLD, workers=2)
     assert result.liveness["checked"]
+    if engine == "auto" and result.distinct > 100:   # the workers recorded part of the graph
+        assert result.engine["handover_level"] is not None
     lassos = {v.property: v for v in result.violations}
     for row in rows:
         got = result.liveness["properties"][row["property"]]["verdict"]

@@ -6,7 +6,9 @@ TLC finds a violation kmc finds one too, and kmc's lasso is a behaviour of
 the model (every step one of its successors, the cycle closing) whose cycle
 is fair and which violates the property (checked through the model alone,
 tests/liveness/lasso_check.py). Where TLC says the property holds, kmc's
-graph has TLC's number of states (the whole state space)."""
+graph has TLC's number of states (the whole state space). The configurations
+of up to 15,000 states run on the auto engine too (its workers recording the
+graph), with the same verdicts and lassos checked the same way."""
 from __future__ import annotations
 
 import json
@@ -65,13 +67,22 @@ def _id(key) -> str:
 
 
 def _params():
+    """Each group on the local engine; those up to AUTO_DISTINCT states on the
+    auto engine too, going parallel from a frontier of AUTO_THRESHOLD states."""
     for key, rows in GROUPS.items():
-        big = max(r.get("distinct", 0) for r in rows) > SLOW_DISTINCT or key[0] in KNOWN_BIG
-        yield pytest.param(key, id=_id(key), marks=[pytest.mark.slow] if big else [])
+        most = max(r.get("distinct", 0) for r in rows)
+        big = most > SLOW_DISTINCT or key[0] in KNOWN_BIG
+        yield pytest.param(key, "local", id=_id(key), marks=[pytest.mark.slow] if big else [])
+        if not big and most <= AUTO_DISTINCT:
+            yield pytest.param(key, "auto", id=_id(key) + "-auto")
 
 
-@pytest.mark.parametrize("key", list(_params()))
-def test_verdicts_equal_tlc(key):
+AUTO_DISTINCT = 15_000
+AUTO_THRESHOLD = 8
+
+
+@pytest.mark.parametrize("key,engine", list(_params()))
+def test_verdicts_equal_tlc(key, engine):
     rows = GROUPS[key]
     first = rows[0]
     model, _ = registry.build("kraft", first["variant"], first["constants"])
@@ -80,8 +91,11 @@ def test_verdicts_equal_tlc(key):
     fairness = parse_fairness(None if fairness_spec == "reference" else fairness_spec, model)
     names = [r["property"] for r in rows]
     config = LivenessConfig([temporal[n] for n in names], fairness, fairness_spec)
-    result = check_liveness(model, [], config, CheckOptions())
+    result = check_liveness(model, [], config, CheckOptions(), engine=engine,
+                            threshold=AUTO_THRESHOLD, workers=2)
     assert result.liveness["checked"]
+    if engine == "auto" and result.distinct > 100:   # the workers recorded part of the graph
+        assert result.engine["handover_level"] is not None
     lassos = {v.property: v for v in result.violations}
     for row in rows:
         got = result.liveness["properties"][row["property"]]["verdict"]

@@ -5,6 +5,7 @@ HTML with the cycle marked), `kmc regress` rows, and every refusal as one
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,9 @@ KMC = [sys.executable, "-m", "checker.front.cli"]
 TWOPHASE_FAIR = ["WF:TMCommit", "WF:TMAbort", "WF:RMPrepare", "WF:RMRcvCommitMsg",
                  "WF:RMRcvAbortMsg", "WF:TMRcvPrepared"]
 
-def kmc(*args, cwd=None):
-    return subprocess.run(KMC + [str(a) for a in args], capture_output=True, text=True, cwd=cwd or ROOT)
+def kmc(*args, cwd=None, env=None):
+    return subprocess.run(KMC + [str(a) for a in args], capture_output=True, text=True, cwd=cwd or ROOT,
+                          env={**os.environ, **(env or {})})
 
 
 def twophase_spec(tmp_path, fairness, properties=("EventuallyAllDecided", "PreparedRMDecides"),
@@ -130,6 +132,29 @@ def test_property_option_and_reference_fairness(tmp_path):
         "EventuallyUnfenced": "holds", "EventuallyRuns": "holds"}
 
 
+# the auto engine going parallel from a frontier of 5 states, on two workers
+PARALLEL = {"KMC_AUTO_THRESHOLD": "5", "KMC_AUTO_WORKERS": "2"}
+
+
+def test_auto_engine_by_default_same_verdicts_and_lasso_as_local(tmp_path):
+    fair = [f for f in TWOPHASE_FAIR if f != "WF:RMRcvAbortMsg"]
+    spec = twophase_spec(tmp_path, fair)
+    got = {}
+    for engine in ("auto", "local"):
+        args = ("--engine", engine) if engine == "local" else ()   # auto: the default
+        r = kmc("check", spec, *args, "--out", tmp_path / engine, "--json", "-q", env=PARALLEL)
+        assert r.returncode == 1, r.stderr
+        got[engine] = json.loads(r.stdout)
+    auto, local = got["auto"], got["local"]
+    assert auto["config"]["engine"] == "auto" and local["config"]["engine"] == "local"
+    assert auto["auto"]["handover_level"] is not None and "pool" in auto["auto"]["levels"]
+    assert auto["liveness"]["properties"] == local["liveness"]["properties"]
+    assert auto["liveness"]["graph"] == local["liveness"]["graph"]
+    assert auto["violations"] == local["violations"]
+    assert (run_dir(tmp_path / "auto") / "trace-EventuallyAllDecided.txt").read_text() == \
+        (run_dir(tmp_path / "local") / "trace-EventuallyAllDecided.txt").read_text()
+
+
 BAD = [
     ("depth", 'properties = ["EventuallyAllDecided"]\nfairness = []\ndepth = 3\n', (), "depth bound"),
     ("cli-depth", 'properties = ["EventuallyAllDecided"]\nfairness = []\n', ("--depth", "3"),
@@ -139,7 +164,7 @@ BAD = [
     ("projection-reads", 'properties = ["EventuallyAllDecided"]\nfairness = []\nprojection = ["tmState", "msgs"]\n',
      (), "which temporal property EventuallyAllDecided reads"),
     ("spark", 'properties = ["EventuallyAllDecided"]\nfairness = []\n', ("--engine", "spark"),
-     "local engine only"),
+     "spark engine keeps no state graph"),
     ("unknown", 'properties = ["Nope"]\nfairness = []\n', (), "unknown temporal property 'Nope'"),
     ("cli-unknown", "", ("--property", "Nope"), "unknown temporal property 'Nope'"),
     ("invariant-as-temporal", 'properties = ["TCConsistent"]\nfairness = []\n', (),
@@ -160,7 +185,7 @@ BAD = [
 def test_refusals_are_one_line_exit_2(tmp_path, name, text, args, needle):
     spec = tmp_path / f"{name}.toml"
     spec.write_text('model = "twophase"\n' + text)
-    r = kmc("check", spec, *args, "--out", tmp_path / "res", "-q")
+    r = kmc("check", spec, *args, "--out", tmp_path / "res", "-q", env=PARALLEL)
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("kmc: error:"), r.stderr

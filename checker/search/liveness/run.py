@@ -1,5 +1,5 @@
-"""A check with temporal properties: the local engine's search recording the
-state graph (checker.search.liveness.graph), the invariants checked on the way as
+"""A check with temporal properties: the local or the auto engine's search
+recording the state graph (checker.search.liveness.graph), the invariants checked on the way as
 always, then each temporal property instance decided on the graph
 (checker.search.liveness.fair) and each violated property given a lasso
 (checker.search.liveness.lasso). The result is the engine's CheckResult with the
@@ -56,15 +56,25 @@ def _truth(fn, labels: list[bytearray]) -> bytearray | None:
 
 
 def check_liveness(model, properties: Iterable[Property], config: LivenessConfig,
-                   options: CheckOptions | None = None) -> CheckResult:
+                   options: CheckOptions | None = None, engine: str = "local",
+                   threshold: int | None = None, workers: int | None = None) -> CheckResult:
     """Check the state properties on the way and `config`'s temporal
-    properties on the whole graph. The options' depth bound must be None."""
+    properties on the whole graph. The options' depth bound must be None.
+    engine "auto": the graph is recorded by the auto engine's search (its
+    workers send their chunks' edges; threshold and workers as
+    checker.search.parallel.check_auto's), the fair cycles searched here."""
     options = options or CheckOptions()
     if options.max_depth is not None:
         raise ValueError("liveness needs the whole state graph (no depth bound)")
     atoms = _Atoms()
     plan = _plan(config, atoms)
-    search = GraphSearch(model, properties, options, atoms.preds)
+    expander = None
+    if engine == "auto":
+        from checker.search.parallel import auto_expander
+        expander = auto_expander(threshold, workers)
+    elif engine != "local":
+        raise ValueError(f"liveness runs on the local or the auto engine, not {engine!r}")
+    search = GraphSearch(model, properties, options, atoms.preds, expander=expander)
     result = search.run()
     t0 = time.perf_counter()
     section: dict = {"fairness": config.fairness_entries(),
