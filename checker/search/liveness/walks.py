@@ -50,6 +50,7 @@ class WalkLiveness:
         self.kinds = kinds
         self.bits: dict = {}   # fair action instance -> its bit (assigned as met)
         self.wf = self.sf = 0
+        self._masks: dict = {}
 
     def bit(self, action) -> int:
         b = self.bits.get(action)
@@ -61,57 +62,93 @@ class WalkLiveness:
                 self.sf |= b
         return b
 
-    def labels(self, state) -> tuple:
+    def masks(self, state) -> tuple[int, int, int, int]:
+        """(stay, entry, visit, unless_init) as bit masks over the rows (bit r:
+        row r's predicate holds in `state`; None predicates hold), cached by
+        the atoms' values."""
         try:
-            return tuple(bool(p(state)) for p in self.atoms)
+            labels = tuple(bool(p(state)) for p in self.atoms)
         except EvaluationError as e:
             raise EvaluationError(f"in a temporal property's predicate: {e}", state=state) from e
+        m = self._masks.get(labels)
+        if m is None:
+            stay = entry = visit = unless = 0
+            for r, (_, _, neg, idx, unl) in enumerate(self.rows):
+                v = tuple(labels[j] for j in idx)
+                s_ok = neg.stay is None or neg.stay(v)
+                e_fn = neg.enter if neg.enter is not None else neg.stay
+                b = 1 << r
+                stay |= b if s_ok else 0
+                entry |= b if e_fn is None or e_fn(v) else 0
+                visit |= b if neg.visit is None or neg.visit(v) else 0
+                unless |= b if unl is not None and labels[unl] else 0
+            m = self._masks[labels] = (stay, entry, visit, unless)
+        return m
 
     def walk(self) -> "WalkCycles":
         return WalkCycles(self)
 
 
 class WalkCycles:
-    """One walk's states as it goes, and the lassos it closes."""
+    """One walk's states as it goes, and the lassos it closes. Per state the
+    rows' masks: S (stay), V (visit), E (entered: an entry state at or
+    before it with only stay states since, E[p] = S[p] & (entry[p] | E[p-1]));
+    a lasso (loop, end) violates row r when r's bit is in every S of the
+    cycle, in some V of it and in E[end - 1] (E[loop] for stuttering)."""
 
     def __init__(self, live: WalkLiveness):
         self.live = live
         self.states: list = []
-        self.labels: list[tuple] = []
+        self.S: list[int] = []
+        self.V: list[int] = []
+        self.E: list[int] = []
         self.succs: list = []          # per state: its successors (set when the walk expands it)
         self.en: list = []             # per state: the fair instances enabled (computed when asked)
         self.at: dict = {}             # fingerprint -> the positions of the state
-        self.rows: list = []           # the rows the initial state does not exempt
+        self.active = 0                # the rows the initial state does not exempt
         self.found = None              # (row, loop, end) of the lasso found
         self.closings = 0              # revisits (each closes a cycle)
 
-    def arrive(self, state, fp) -> None:
-        """The walk is at `state` (position len(states))."""
-        live = self.live
-        labels = live.labels(state)
+    def arrive(self, state, key) -> None:
+        """The walk is at `state` (position len(states)); key: its fingerprint."""
+        stay, entry, visit, unless = self.live.masks(state)
         if not self.states:
-            self.rows = [r for r in live.rows if r[4] is None or not labels[r[4]]]
+            self.active = ((1 << len(self.live.rows)) - 1) & ~unless
+            prev = 0
+        else:
+            prev = self.E[-1]
         self.states.append(state)
-        self.labels.append(labels)
+        self.S.append(stay)
+        self.V.append(visit)
+        self.E.append(stay & (entry | prev))
         self.succs.append(None)
         self.en.append(None)
-        self.at.setdefault(fp, []).append(len(self.states) - 1)
+        self.at.setdefault(key, []).append(len(self.states) - 1)
 
-    def closed(self, fp) -> bool:
-        """The walk has just arrived at the state of fingerprint fp: a lasso
-        from each earlier visit of it; True when one violates."""
-        at = self.at[fp]
+    def closed(self, key) -> bool:
+        """The walk has just arrived at the state of `key` again: a lasso from
+        each earlier visit of it (the nearest first); True when one violates."""
+        at = self.at[key]
         if len(at) < 2:
             return False
         self.closings += 1
-        if not self.rows:
-            return False
         end = at[-1]
-        for loop in reversed(at[:-1]):
-            row = self._violated(loop, end)
-            if row is not None:
-                self.found = (row, loop, end)
-                return True
+        cand_e = self.E[end - 1] & self.active
+        if not cand_e:
+            return False
+        S, V = self.S, self.V
+        all_s, any_v = -1, 0
+        loops = at[-2::-1]
+        k = 0
+        for i in range(end - 1, loops[-1] - 1, -1):
+            all_s &= S[i]
+            any_v |= V[i]
+            if not all_s & cand_e:
+                return False
+            if i == loops[k]:
+                k += 1
+                if self._try(all_s & any_v & cand_e, i, end):
+                    return True
         return False
 
     def expanded(self, succs) -> bool:
@@ -119,56 +156,21 @@ class WalkCycles:
         lasso too; True when it violates."""
         p = len(self.states) - 1
         self.succs[p] = succs
-        if not self.rows:
+        return self._try(self.S[p] & self.V[p] & self.E[p] & self.active, p, p)
+
+    def _try(self, rows: int, loop: int, end: int) -> bool:
+        """A fair cycle loop..end (end == loop: stuttering) violates the
+        lowest of `rows`."""
+        if not rows or not self._fair(loop, end):
             return False
-        row = self._violated(p, p)
-        if row is not None:
-            self.found = (row, p, p)
-            return True
-        return False
+        r = (rows & -rows).bit_length() - 1
+        self.found = (self.live.rows[r], loop, end)
+        return True
 
-    # ---- one lasso -------------------------------------------------------------------
-
-    def _violated(self, loop: int, end: int):
-        """The first row whose negation holds on the lasso (prefix to `loop`,
-        the cycle loop..end, end == loop: stuttering) with a fair cycle."""
-        fair = None
-        cycle = range(loop, end) if end > loop else range(loop, loop + 1)
-        for row in self.rows:
-            if not self._negated(row, loop, end, cycle):
-                continue
-            if fair is None:
-                fair = self._fair(loop, end, cycle)
-            if fair:
-                return row
-        return None
-
-    def _negated(self, row, loop: int, end: int, cycle) -> bool:
-        _, _, neg, idx, _ = row
-        labels = self.labels
-        values = [tuple(labels[i][j] for j in idx) for i in cycle]
-        stay, enter, visit = neg.stay, neg.enter, neg.visit
-        if stay is not None and not all(stay(v) for v in values):
-            return False
-        if visit is not None and not any(visit(v) for v in values):
-            return False
-        entry = enter if enter is not None else stay
-        if entry is None or any(entry(v) for v in values):
-            return True
-        i = loop - 1   # an entry state on the run of stay states before the cycle
-        while i >= 0:
-            v = tuple(labels[i][j] for j in idx)
-            if stay is not None and not stay(v):
-                return False
-            if entry(v):
-                return True
-            i -= 1
-        return False
-
-    def _fair(self, loop: int, end: int, cycle) -> bool:
+    def _fair(self, loop: int, end: int) -> bool:
         live = self.live
         all_en, some_en, taken = -1, 0, 0
-        for i in cycle:
+        for i in (range(loop, end) if end > loop else (loop,)):
             e = self._enabled(i)
             all_en &= e
             some_en |= e
@@ -214,8 +216,14 @@ def lasso_holds(live: WalkLiveness, trace: list, loop: int, model, prop_name: st
         cyc.arrive(s, i)   # positions, not fingerprints: the cycle is given
     for i in range(loop, max(len(trace) - 1, loop + 1)):
         cyc.succs[i] = list(model.successors(trace[i][1]))
-    rows = [r for r in cyc.rows if r[0].name == prop_name and r[1].label == label]
-    if not rows:
-        return False
-    cyc.rows = rows
-    return cyc._violated(loop, len(trace) - 1) is not None
+    rows = 0
+    for r, row in enumerate(live.rows):
+        if row[0].name == prop_name and row[1].label == label:
+            rows |= 1 << r
+    n = len(trace) - 1
+    cycle = range(loop, n) if n > loop else (loop,)
+    all_s, any_v = -1, 0
+    for i in cycle:
+        all_s &= cyc.S[i]
+        any_v |= cyc.V[i]
+    return cyc._try(rows & cyc.active & all_s & any_v & cyc.E[max(n - 1, loop)], loop, n)
