@@ -1,6 +1,10 @@
 """`kmc simulate SPEC`: random walks (checker/search/simulate.py), a violation shrunk
-to 1-minimal (checker/search/shrink.py), on this machine or as a Spark swarm
-(checker/search/spark/swarm.py). Listed in checker/front/cli.py.
+to 1-minimal (checker/search/shrink.py), on every core (the default engine
+auto: checker/search/simulate_pool.py), in this process (local) or as a Spark
+swarm (checker/search/spark/swarm.py). Temporal properties (the spec's
+`properties`, or --property) are checked on the lassos the walks close
+(checker/search/liveness/walks.py), a violation reported as a lasso whose
+prefix is shrunk (docs/liveness.md). Listed in checker/front/cli.py.
 
 A spec may hold a [simulate] table, its defaults for `kmc simulate` (the
 command line wins; --walks or --time given there replace both of the
