@@ -53,8 +53,8 @@ def check_found(spec, cfg, v):
 CASES = [(seed, kind) for seed in range(60) for kind in ("none", "WF", "SF")]
 
 
-@pytest.mark.parametrize("seed,fairness_kind", CASES)
-def test_random_graphs_equal_brute_force(seed, fairness_kind):
+def _random_case(seed, fairness_kind, walks=300):
+    """(model, prop, fairness, totals, lasso or None) of one random graph."""
     rng = random.Random(seed)
     nodes = rng.randint(2, 6)
     constants = {"Nodes": nodes, "Degree": 2, "Seed": seed, "Initial": rng.randint(1, min(2, nodes))}
@@ -69,18 +69,40 @@ def test_random_graphs_equal_brute_force(seed, fairness_kind):
     w.live = WalkLiveness(w.model, [prop], fairness)
     simulate._walkers[cfg] = w
     try:
-        totals, _ = simulate_local(cfg, Limits(walks=300))
-        expected = brute_force_violated(model, formula, None if fairness_kind == "none" else fairness_kind)
-        v = totals.violation
-        assert (v is not None) == expected, (seed, fairness_kind, formula)
-        if v is not None:
+        totals, _ = simulate_local(cfg, Limits(walks=walks))
+        lasso = None
+        if totals.violation is not None:
             out = simulate_cli.Outcome(result=None, totals=totals)
-            out.walk = simulate.walk_trace(cfg, v["walk"])
-            lasso = simulate_cli._lasso(None, cfg, out, v, True, None)
-            check_lasso(w.model, lasso, prop, fairness)
+            out.walk = simulate.walk_trace(cfg, totals.violation["walk"])
+            lasso = simulate_cli._lasso(None, cfg, out, totals.violation, True, None)
             assert out.shrink.minimal
+        return model, formula, prop, fairness, lasso
     finally:
         simulate._walkers.pop(cfg, None)
+
+
+@pytest.mark.parametrize("seed,fairness_kind", CASES)
+def test_random_graphs_equal_brute_force(seed, fairness_kind):
+    model, formula, prop, fairness, lasso = _random_case(seed, fairness_kind)
+    expected = brute_force_violated(model, formula, None if fairness_kind == "none" else fairness_kind)
+    assert (lasso is not None) == expected, (seed, fairness_kind, formula)
+    if lasso is not None:
+        check_lasso(model, lasso, prop, fairness)
+
+
+def test_random_graph_lassos_with_a_cycle_are_marked():
+    """Under WF of Move a random graph's lasso stutters only at a node
+    without an edge out; the others close a cycle, marked in the text."""
+    from checker.output.lasso import lasso_text
+    cycles = []
+    for seed in range(20):
+        _, _, _, _, lasso = _random_case(seed, "WF", walks=100)
+        if lasso is not None and not lasso.stuttering:
+            assert lasso.cycle_steps > 0 and lasso.trace[-1][1] == lasso.trace[lasso.loop][1]
+            cycles.append(lasso)
+    assert cycles
+    text = lasso_text(cycles[0])
+    assert f"--- cycle: the steps below repeat for ever, from state {cycles[0].loop} ---" in text
 
 
 # ---- the kraft and quorum liveness specs -----------------------------------------------------
@@ -154,3 +176,30 @@ def test_walks_without_a_violation_equal_on_one_core_and_several():
     assert one.violation is None and many.violation is None
     assert (many.walks, many.steps, many.distinct, many.closed, dict(many.per_action_taken)) == \
         (one.walks, one.steps, one.distinct, one.closed, dict(one.per_action_taken))
+
+
+def test_kmc_simulate_writes_the_lasso_in_every_format(tmp_path):
+    """`kmc simulate --property`: exit 1, summary.json's liveness section and
+    violation entry, the text with the stuttering end said, ITF with its
+    loop, HTML with the lasso's rows, the walk as walked beside them."""
+    from click.testing import CliRunner
+    from checker.front.cli import cli
+    spec = ROOT / "specs/quorum/liveness-crash-no-leader.toml"
+    r = CliRunner().invoke(cli, ["simulate", str(spec), "--property", "EventuallyLeaderElected",
+                                 "--seed", "5", "--walks", "400", "--out", str(tmp_path), "--json", "-q"])
+    assert r.exit_code == 1, r.stderr
+    s = json.loads(r.stdout.strip().splitlines()[-1])
+    assert s["violated"] == ["EventuallyLeaderElected"] and s["config"]["engine"] == "auto"
+    (v,) = s["violations"]
+    assert v["kind"] == "liveness" and v["loop"] == v["prefix_steps"]
+    assert s["liveness"]["properties"] == {"EventuallyLeaderElected": {"verdict": "violated", "form": "P ~> Q"}}
+    run_dir = Path(s["results_dir"])
+    text = (run_dir / "trace-EventuallyLeaderElected.txt").read_text()
+    assert "Temporal property EventuallyLeaderElected is violated" in text
+    assert ("--- cycle: the steps below repeat for ever" in text) != v["stuttering"]
+    assert (f"stays in state {v['loop']} for ever" in text) == v["stuttering"]
+    itf_obj = json.loads((run_dir / "trace-EventuallyLeaderElected.itf.json").read_text())
+    assert itf_obj["loop"] == v["loop"]
+    assert "lasso" in (run_dir / "trace-EventuallyLeaderElected.html").read_text()
+    assert (run_dir / "walk-EventuallyLeaderElected.txt").exists()
+    assert s["simulate"]["shrink"]["one_minimal"]
