@@ -1,6 +1,10 @@
 """`kmc simulate SPEC`: random walks (checker/search/simulate.py), a violation shrunk
-to 1-minimal (checker/search/shrink.py), on this machine or as a Spark swarm
-(checker/search/spark/swarm.py). Listed in checker/front/cli.py.
+to 1-minimal (checker/search/shrink.py), on every core (the default engine
+auto: checker/search/simulate_pool.py), in this process (local) or as a Spark
+swarm (checker/search/spark/swarm.py). Temporal properties (the spec's
+`properties`, or --property) are checked on the lassos the walks close
+(checker/search/liveness/walks.py), a violation reported as a lasso whose
+prefix is shrunk (docs/liveness.md). Listed in checker/front/cli.py.
 
 A spec may hold a [simulate] table, its defaults for `kmc simulate` (the
 command line wins; --walks or --time given there replace both of the
@@ -59,26 +63,37 @@ def is_simulate_spec(path: Path) -> bool:
         return False
 
 
-def load(path: Path, sets: dict | None = None, invariants: list | None = None):
-    """(spec, settings) of a spec to simulate; SpecError for what cannot be."""
+def load(path: Path, sets: dict | None = None, invariants: list | None = None,
+         properties: list | None = None):
+    """(spec, settings) of a spec to simulate; SpecError for what cannot be.
+    Temporal properties (the spec's, or `properties` from --property) are
+    checked as `kmc check` checks them (checker/front/temporal_spec.py), the
+    spec's BFS depth bound aside: walks have their own."""
     from checker.front.spec import load_spec
-    spec = load_spec(path, sets, invariants=list(invariants or []))
-    if spec.properties:
-        raise SpecError(f"{path}: temporal properties ({', '.join(spec.properties)}) need a state "
-                        f"graph: kmc check; kmc simulate checks invariants and witnesses")
+    spec = load_spec(path, sets, depth=None, invariants=list(invariants or []),
+                     properties=list(properties or []) or None)
     return spec, spec.simulate
+
+
+def liveness_of(spec):
+    """The spec's checked LivenessConfig (None: no temporal property)."""
+    from checker.front import temporal_spec
+    return temporal_spec.validate(spec) if spec.properties else None
 
 
 def sim_config(spec, model, properties, depth: int, seed: int, weights: dict, swarm: bool,
                check_deadlock: bool) -> SimConfig:
     from checker.search.engine import resolve_projection
     projection = resolve_projection(model, spec.projection)
+    live = liveness_of(spec)
     return SimConfig(model=spec.model, variant=spec.variant,
                      constants_json=json.dumps(spec.constants, sort_keys=True),
                      properties=tuple(p.name for p in properties), projection=projection,
                      bits=spec.fingerprint_bits, depth=depth, check_deadlock=check_deadlock,
                      seed=seed, weights=check_weights(weights, model.action_names, "weights"),
-                     swarm=swarm)
+                     swarm=swarm,
+                     temporal=tuple(p.name for p in live.properties) if live else (),
+                     fairness=tuple(live.fairness) if live else ())
 
 
 # ---- a run ---------------------------------------------------------------------------------
@@ -119,6 +134,10 @@ def simulate(spec, cfg: SimConfig, limits: Limits, *, engine: str = "local", mas
                 raise
             totals, late = e.result, e
         startup = run.startup_s
+    elif engine == "auto":
+        from checker.search.simulate_pool import simulate_pool
+        totals = simulate_pool(cfg, limits, progress=progress, progress_interval=progress_interval)
+        startup = None
     else:
         from checker.search.simulate import Totals, simulate_local
         totals = Totals(cfg, walker(cfg).action_names)
@@ -132,7 +151,11 @@ def simulate(spec, cfg: SimConfig, limits: Limits, *, engine: str = "local", mas
     out = Outcome(result=None, totals=totals, walk_seconds=walk_seconds, engine=engine, startup_s=startup)
     violation = None
     v = totals.violation
-    if v is not None:
+    if v is not None and v.get("kind") == "lasso":
+        out.time_to_violation = v["at"] - totals.started
+        out.walk = walk_trace(cfg, v["walk"])
+        violation = _lasso(spec, cfg, out, v, shrink, shrink_time)
+    elif v is not None:
         out.time_to_violation = v["at"] - totals.started
         out.walk = walk_trace(cfg, v["walk"])
         trace = out.walk
@@ -151,10 +174,63 @@ def simulate(spec, cfg: SimConfig, limits: Limits, *, engine: str = "local", mas
             trace = out.shrink.trace
         violation = Violation(v["property"], len(trace) - 1, trace)
     out.result = _result(spec, cfg, totals, violation, walk_seconds)
+    out.result.liveness = liveness_section(spec, cfg, totals, violation)
     if late is not None:
         late.result = out
         raise late
     return out
+
+
+def _lasso(spec, cfg: SimConfig, out: Outcome, v: dict, shrink: bool, shrink_time):
+    """The walk's lasso as a LassoViolation, its prefix shrunk to 1-minimal
+    (a shorter path to the cycle's first state with the lasso still a fair
+    violation of the instance); the cycle is kept as walked."""
+    from checker.search.liveness.lasso import LassoViolation
+    from checker.search.liveness.walks import lasso_holds
+    from checker.search.simulate import walker
+    w = walker(cfg)
+    trace, loop = out.walk, v["loop"]
+    prefix, cycle = trace[:loop + 1], trace[loop + 1:]
+    name, label = v["property"], v["instance"]
+    if shrink:
+        from checker.search.shrink import shrink as shrink_trace
+        target = prefix[-1][1]
+
+        def accept(candidate):
+            return lasso_holds(w.live, candidate + cycle, len(candidate) - 1, w.model, name, label)
+        out.shrink = shrink_trace(w.model, prefix, lambda s: s == target, shrink_time, accept)
+        prefix = out.shrink.trace
+    trace = prefix + cycle
+    loop = len(prefix) - 1
+    prop = next(p for p, _ in w.live.plan if p.name == name)
+    inst = next(i for i in prop.instances if i.label == label)
+    unfair = []
+    if loop == len(trace) - 1:   # stuttering: what could still happen, unforced
+        state = trace[loop][1]
+        unfair = list(dict.fromkeys(str(a) for a, s in w.model.successors(state)
+                                    if a.name not in w.live.kinds and s != state))
+    return LassoViolation(name, len(trace) - 1, trace, loop=loop, instance=label,
+                          headline=prop.headline(inst.param, trace[loop][1]), form=prop.form,
+                          fairness=[f"{k}:{a}" for k, a in cfg.fairness], enabled_unfair=unfair)
+
+
+def liveness_section(spec, cfg: SimConfig, totals: Totals, violation) -> dict | None:
+    """summary.json's `liveness` for a simulation: per property, violated
+    (a lasso) or not found violated by the walks."""
+    if not cfg.temporal:
+        return None
+    from checker.front.temporal_spec import temporal_of
+    model, _ = spec.build()
+    temporal = temporal_of(model)
+    props = {}
+    for name in cfg.temporal:
+        hit = violation is not None and getattr(violation, "loop", None) is not None \
+            and violation.property == name
+        props[name] = {"verdict": "violated" if hit else "no violation found",
+                       "form": temporal[name].form}
+    return {"mode": "simulate", "checked": True, "fairness": [f"{k}:{a}" for k, a in cfg.fairness],
+            "fairness_spec": spec.fairness if spec.fairness is not None else "reference",
+            "walks_closing_a_cycle": totals.closed, "properties": props}
 
 
 def _result(spec, cfg: SimConfig, totals: Totals, violation: Violation | None, wall: float) -> CheckResult:
@@ -254,10 +330,11 @@ def progress_line(info: dict) -> None:
 
 
 def report_text(spec, cfg: SimConfig, out: Outcome, run_dir: Path | None, view, total_s: float) -> str:
+    from checker.output.lasso import is_lasso, lasso_text
     r, t = out.result, out.totals
     lines = []
     for v in r.violations:
-        lines.append(trace_text(v.property, v.trace, view=view))
+        lines.append(lasso_text(v, view) if is_lasso(v) else trace_text(v.property, v.trace, view=view))
     wall = out.walk_seconds
     if r.outcome == "pass":
         lines.append(f"Simulation completed: {t.walks:,} walks of at most {steps(cfg.depth)}. "
@@ -277,6 +354,8 @@ def report_text(spec, cfg: SimConfig, out: Outcome, run_dir: Path | None, view, 
                      + (", 1-minimal" if s.minimal else ", stopped by --shrink-time: not certified 1-minimal")
                      + ")")
         lines.append(text + ".")
+    if cfg.temporal:
+        lines.append(liveness_line(cfg, out))
     ends = [f"{t.lengths.get(cfg.depth, 0):,} at the depth bound", f"{t.deadlocks:,} without successors"]
     if t.stuck:
         ends.append(f"{t.stuck:,} with only weight-0 actions enabled")
@@ -303,6 +382,20 @@ def report_text(spec, cfg: SimConfig, out: Outcome, run_dir: Path | None, view, 
     if run_dir is not None:
         lines.append(f"Results: {run_dir}")
     return "\n".join(lines)
+
+
+def liveness_line(cfg: SimConfig, out: Outcome) -> str:
+    t, r = out.totals, out.result
+    fair = ", ".join(f"{k}:{a}" for k, a in cfg.fairness) or "no fairness"
+    head = f"Temporal properties {', '.join(cfg.temporal)} under {fair}: "
+    lasso = next((v for v in r.violations if getattr(v, "loop", None) is not None), None)
+    if lasso is not None:
+        shape = (f"stuttering after {lasso.prefix_steps} steps" if lasso.stuttering
+                 else f"prefix {lasso.prefix_steps} steps, cycle {lasso.cycle_steps} steps")
+        return head + f"{lasso.property} VIOLATED by a fair lasso ({shape}; checked by replay)."
+    return (head + f"no fair lasso violates them; {t.closed:,} of {t.walks:,} walks closed a cycle "
+            f"(every state was also tried as a stuttering end). Walks prove no temporal property: "
+            f"a behaviour they did not close may violate it (docs/liveness.md).")
 
 
 # ---- the command ---------------------------------------------------------------------------
@@ -347,8 +440,12 @@ class DurationType(click.ParamType):
               help="Check this invariant (repeatable; replaces the spec's `invariants`).")
 @click.option("--deadlock/--no-deadlock", "deadlock", default=None,
               help="A state without successors is a violation (default: the spec's check_deadlock).")
-@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
-              help="Walk in this process, or spread the walks over Spark executors.")
+@click.option("--property", "temporal", multiple=True, metavar="NAME",
+              help="Check this temporal property on the walks' lassos (repeatable; replaces the spec's "
+                   "`properties`), under the spec's fairness.")
+@click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
+              help="auto: the walks spread over every core; local: in this process alone; spark: over "
+                   "Spark executors. The same seed and --walks give the same answer on each.")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master for --engine spark: local[*] (embedded, the default), local[N] or "
                    "spark://HOST:PORT.")
@@ -359,8 +456,8 @@ class DurationType(click.ParamType):
               default=Path("results"), show_default=True, help="Results root directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
-def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invariants, deadlock, engine,
-                 master, no_shrink, shrink_time, out_dir: Path, as_json: bool, quiet: bool) -> int:
+def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invariants, deadlock, temporal,
+                 engine, master, no_shrink, shrink_time, out_dir: Path, as_json: bool, quiet: bool) -> int:
     """Walk SPEC at random from its initial states, check every state, shrink a violation to 1-minimal."""
     from checker.output.results import write_run
     from checker.search.files import new_run_id
@@ -370,7 +467,7 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
         raise SpecError("--master needs --engine spark")
     if no_shrink and shrink_time is not None:
         raise SpecError("--shrink-time has no effect with --no-shrink")
-    spec, st = load(spec_path, parse_sets(sets), list(invariants))
+    spec, st = load(spec_path, parse_sets(sets), list(invariants), list(temporal))
     model, properties = spec.build()
     if walks is None and time_s is None:
         walks, time_s = st.walks, st.time
@@ -388,7 +485,8 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
                                    (f"{time_s:g}s" if time_s else "")) if x)
     if not quiet:  # (a progress line: with -q, bad input found later is the only line)
         click.echo(f"kmc: simulating {spec_path} (model {spec.model}/{spec.variant}, walks of at most "
-                   f"{steps(depth)} until {stop}, {len(properties)} properties, seed {seed}, engine {engine}"
+                   f"{steps(depth)} until {stop}, {len(properties)} properties"
+                   + (f", {len(cfg.temporal)} temporal" if cfg.temporal else "") + f", seed {seed}, engine {engine}"
                    + (", swarm" if cfg.swarm else "") + (", weighted" if cfg.weights else "") + ")", err=True)
     run_id = new_run_id()
     spark_dir = None

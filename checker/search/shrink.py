@@ -101,6 +101,12 @@ def cut_cycles(trace: list) -> list:
     return out
 
 
+def _cut(trace: list, accept) -> list:
+    """cut_cycles(trace), unless accept refuses the cut trace."""
+    cut = cut_cycles(trace)
+    return cut if accept is None or len(cut) == len(trace) or accept(cut) else trace
+
+
 def _runs(n: int) -> Iterator[tuple[int, int]]:
     """(start, length) of the runs of steps to drop from n steps: aligned
     halves, quarters, ... then every run, longest first."""
@@ -117,13 +123,16 @@ def _runs(n: int) -> Iterator[tuple[int, int]]:
                 yield i, k
 
 
-def shrink(model, trace: list, violates: Callable, time_limit: float | None = None) -> ShrinkResult:
+def shrink(model, trace: list, violates: Callable, time_limit: float | None = None,
+           accept: Callable[[list], bool] | None = None) -> ShrinkResult:
     """Shrink `trace` (its last state violates, no state before it does) to a
     1-minimal trace; `violates(state)` -> bool. time_limit (seconds): stop
-    early with the shortest trace so far (not certified 1-minimal)."""
+    early with the shortest trace so far (not certified 1-minimal).
+    accept(candidate) -> bool: a test of the whole candidate besides its
+    last state (a lasso's prefix: checker/search/liveness/walks.py); None: any."""
     t0 = time.perf_counter()
     original = len(trace) - 1
-    trace = cut_cycles(list(trace))
+    trace = _cut(list(trace), accept)
     cycles = original - (len(trace) - 1)
     replays = replay_steps = 0
     minimal = False
@@ -142,13 +151,13 @@ def shrink(model, trace: list, violates: Callable, time_limit: float | None = No
                     continue
                 got, cost = replay(model, trace[i][1], [a for a, _ in rest], [s for _, s in rest], violates)
                 replay_steps += cost
-                if got is not None:
+                if got is not None and (accept is None or accept(trace[:i + 1] + got)):
                     accepted = trace[:i + 1] + got
                     break
             if accepted is None:
                 minimal = True
                 break
-            trace = cut_cycles(accepted)
+            trace = _cut(accepted, accept)
     except EvaluationError as e:
         raise EngineEvaluationError(f"evaluation error while shrinking: {e}") from None
     return ShrinkResult(trace, original, len(trace) - 1, replays, replay_steps,

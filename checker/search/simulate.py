@@ -70,6 +70,8 @@ class SimConfig:
     weights: tuple = ()            # ((action name, weight), ...); () and not swarm: uniform
     swarm: bool = False
     batch_walks: int = BATCH_WALKS
+    temporal: tuple = ()           # temporal property names (checker/search/liveness/walks.py)
+    fairness: tuple = ()           # ((kind "WF" | "SF", action name), ...) for them
 
     @property
     def constants(self) -> dict:
@@ -145,6 +147,14 @@ class Walker:
         self.ctx.encoders = VariableEncoders(len(self.model.variables))
         self.inits = [self.ctx.entry(s) for s in self.model.init_states()]
         self.action_names = tuple(self.model.action_names)
+        self.live = None
+        self.lasso = None          # the last walk's lasso (plain data), when it closed one
+        self.cycles = None         # the last walk's WalkCycles (liveness only)
+        if cfg.temporal:
+            from checker.search.liveness.walks import WalkLiveness
+            from invariants.registry import temporal_properties_for
+            temporal = {p.name: p for p in temporal_properties_for(self.model)}
+            self.live = WalkLiveness(self.model, [temporal[n] for n in cfg.temporal], list(cfg.fairness))
 
     def encode(self, parent, pparts, succ):
         """(parts, fingerprint, changed-variables mask) of a successor."""
@@ -172,11 +182,15 @@ class Walker:
             out.visit(fp, 0, None)
         pending = list(self.sometimes)
         violated = self.checks.violated
+        self.lasso = None
+        cycles = self.cycles = self.live.walk() if self.live is not None else None
         try:
             bad = violated(state)
             if bad:
                 return bad[0], 0
             pending = self._witness(pending, state, -1, 0, out)
+            if cycles is not None:
+                cycles.arrive(state, fp)
         except EvaluationError as e:
             raise _WalkError(e, None, state) from None
         d = 0
@@ -186,6 +200,8 @@ class Walker:
                 succs = successors(state)
                 if type(succs) is not list:
                     succs = list(succs)
+                if cycles is not None and cycles.expanded(succs):
+                    return self._lassoed(cycles, d)
             except EvaluationError as e:
                 raise _WalkError(e, None, state) from None
             n = len(succs)
@@ -228,9 +244,17 @@ class Walker:
                     return bad[0], d
                 if pending:
                     pending = self._witness(pending, state, changed, d, out)
+                if cycles is not None:
+                    cycles.arrive(state, fp)
+                    if cycles.closed(fp):
+                        return self._lassoed(cycles, d)
             except EvaluationError as e:
                 raise _WalkError(e, action, state) from None
         return None, d
+
+    def _lassoed(self, cycles, d: int) -> tuple[str, int]:
+        self.lasso = cycles.lasso()
+        return self.lasso["property"], d
 
     def _witness(self, pending: list, state, changed: int, d: int, out) -> list:
         hit = self.checks.witnessed(state, changed, pending, take=False)
@@ -308,7 +332,7 @@ def run_batch(cfg: SimConfig, batch: int, walks: int, deadline: float | None = N
     weights = batch_weights(cfg, w.action_names, batch)
     out = _BatchOut(cfg.bits)
     first = batch * cfg.batch_walks
-    done = steps = 0
+    done = steps = closed = 0
     violation = error = None
     started = time.time()
     for k in range(first, first + walks):
@@ -323,8 +347,12 @@ def run_batch(cfg: SimConfig, batch: int, walks: int, deadline: float | None = N
         done += 1
         steps += n
         out.lengths[n] += 1
+        if w.cycles is not None and w.cycles.closings:
+            closed += 1
         if violated is not None:
             violation = {"walk": k, "property": violated, "depth": n, "at": time.time()}
+            if w.lasso is not None:
+                violation.update(kind="lasso", instance=w.lasso["instance"], loop=w.lasso["loop"])
             break
     fps = out.fps
     return {
@@ -337,7 +365,7 @@ def run_batch(cfg: SimConfig, batch: int, walks: int, deadline: float | None = N
         "depths": out.depths.tobytes(), "actions": out.actions.tobytes(),
         "action_list": out.action_list,
         "witnesses": out.witnesses, "deadlocks": out.deadlocks, "stuck": out.stuck,
-        "violation": violation, "error": error,
+        "closed": closed, "violation": violation, "error": error,
         "seconds": time.time() - started,
     }
 
@@ -375,6 +403,7 @@ class Totals:
     witnesses: dict = field(default_factory=dict)          # name -> [min depth, walks]
     deadlocks: int = 0
     stuck: int = 0
+    closed: int = 0                                        # walks that closed a cycle (liveness)
     violation: dict | None = None                          # {walk, property, depth, at}
     where: Counter = field(default_factory=Counter)        # batches per place ("local", "driver", "spark")
     seen: Any = None
@@ -402,6 +431,7 @@ class Totals:
         self.lengths.update({int(k): v for k, v in r["lengths"].items()})
         self.deadlocks += r["deadlocks"]
         self.stuck += r["stuck"]
+        self.closed += r.get("closed", 0)
         for name, (d, n) in r["witnesses"].items():
             w = self.witnesses.setdefault(name, [d, 0])
             w[0] = min(w[0], d)

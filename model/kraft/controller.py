@@ -263,7 +263,7 @@ def unfence_broker(k, s, b, mt, out):
     reg = s.con_broker_reg[b - 1]
     if reg.status != FENCED:
         return
-    if s.broker_state[b - 1].status != _RUNNING:
+    if s.broker_state[b - 1].status != _RUNNING or k.mutant.never_unfence:
         return
     act = k.acts["UnfenceBroker"][b]
     options, new_unfenced = handle_broker_unfenced(k, s, b)

@@ -80,6 +80,11 @@ MUTANTS: dict[str, tuple[str, str]] = {
         "the controller removes a replica from the ELR without recording it in the "
         "last-known ELR (PartitionChangeBuilder forgetting lastKnownElr): an unclean "
         "recovery then has no quorum to choose from"),
+    # a liveness bug (no invariant breaks): found by the temporal properties
+    "never_unfence": (
+        "UnfenceBroker: con_broker_reg[b].status = FENCED /\\ broker_state[b].status = RUNNING",
+        "the controller never unfences a fenced broker (its heartbeat handler never finds the "
+        "broker caught up): a fenced broker stays out of leadership and the ISR for ever"),
 }
 
 
@@ -101,6 +106,7 @@ class MutantFlags(NamedTuple):
     skip_noop_metadata_records: bool = False
     skip_elr_for_fenced_replica: bool = False
     skip_last_known_elr_update: bool = False
+    never_unfence: bool = False
 
 
 NO_MUTANTS = MutantFlags()

@@ -38,6 +38,10 @@ def _params():
 def run(path: Path):
     spec = load_spec(path)
     model, props = spec.build()
+    if spec.properties:  # a liveness bug: its temporal property on the whole graph
+        from checker.front.temporal_spec import validate
+        from checker.search.liveness.run import check_liveness
+        return spec, check_liveness(model, props, validate(spec), CheckOptions(stop_on_violation=True))
     result = check(model, props, CheckOptions(max_depth=spec.depth, stop_on_violation=True,
                                               check_deadlock=spec.check_deadlock))
     return spec, result

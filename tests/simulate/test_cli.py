@@ -30,7 +30,7 @@ def test_json_summary_and_run_folder(tmp_path):
     sim = s["simulate"]
     assert sim["shrink"]["one_minimal"] and sim["shrink"]["steps"] == 22
     assert sim["shrink"]["original_steps"] == sim["first_violation"]["walk_steps"] > 22
-    assert s["config"]["mode"] == "simulate" and s["config"]["engine"] == "local"
+    assert s["config"]["mode"] == "simulate" and s["config"]["engine"] == "auto"
     assert sim["weights"] == {"BackgroundFlush": 0.1, "PowerLoss": 0.1} and sim["time_limit_s"] == 60
     run_dir = tmp_path / "kip966-storage-3b-minisr-power-losses-balanced" / s["run_id"]
     assert s["results_dir"] == str(run_dir)
@@ -125,8 +125,13 @@ BAD = {
                                  "expect.within_s"),
     "expect.min_walks a string": (SIM + "[expect]\noutcome = \"pass\"\nmin_walks = \"9\"\n", [],
                                   "expect.min_walks"),
-    "temporal properties": ('model = "diehard"\nproperties = ["AlwaysEventuallySolved"]\nfairness = []\n', [],
-                            "temporal properties"),
+    "--property not temporal": (None, ["--property", "NotSolved"], "NotSolved is a state property"),
+    "--property unknown": (None, ["--property", "Nope"], "unknown temporal property 'Nope'"),
+    "fairness naming an unknown action": ('model = "twophase"\nproperties = ["EventuallyAllDecided"]\n'
+                                          'fairness = ["WF:Commit"]\n', [], "unknown fairness action 'Commit'"),
+    "a projection that drops variables": ('model = "twophase"\nproperties = ["EventuallyAllDecided"]\n'
+                                          'fairness = []\nprojection = "no_msgs"\n', [],
+                                          "the projection drops msgs"),
 }
 
 

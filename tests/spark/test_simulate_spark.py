@@ -152,3 +152,27 @@ def test_not_a_master_while_the_driver_walks(tmp_path, not_a_master):
     assert "took no Spark application" in _one_error_line(proc)
     folder = tmp_path / SAFE.stem
     assert not folder.exists() or not any(folder.iterdir())
+
+
+def test_same_lasso_on_spark_as_on_one_core_and_every_core(spark):
+    """Temporal properties: the first lasso (walk, loop, instance) and the
+    figures are the same on the swarm, on one core and on every core; the
+    lasso is fair and violating through the model alone."""
+    import sys
+    sys.path.insert(0, str(ROOT / "tests" / "liveness"))
+    from lasso_check import check_lasso
+    from checker.front.temporal_spec import temporal_of
+    path = ROOT / "specs" / "quorum" / "liveness-epoch-limit-stuck-prospective.toml"
+    spec, cfg = _config(path, seed=5)
+    local, swarm = _both(path, walks=400, seed=5)
+    auto = simulate_cli.simulate(spec, cfg, Limits(walks=400), engine="auto")
+    _same(local, swarm)
+    assert local.totals.violation["kind"] == "lasso"
+    for other in (swarm, auto):
+        assert {k: x for k, x in other.totals.violation.items() if k != "at"} == \
+            {k: x for k, x in local.totals.violation.items() if k != "at"}
+        assert [(v.trace, v.loop) for v in other.result.violations] == \
+            [(v.trace, v.loop) for v in local.result.violations]
+    (v,) = swarm.result.violations
+    model, _ = spec.build()
+    check_lasso(model, v, temporal_of(model)[v.property], list(cfg.fairness))
