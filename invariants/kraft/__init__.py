@@ -71,6 +71,12 @@ _WITNESSES = (
     ("CandidateLostCommittedRecord", witnesses.candidate_lost_committed_record,
      "a member of the controller's ISR (kip966: or ELR) misses a committed record: a stopped "
      "broker lost committed data while still electable (the Last Replica Standing hazard)", None),
+    ("ReassignmentPending", witnesses.reassignment_pending,
+     "the controller has a reassignment in progress (adding or removing replicas not empty)", None),
+    ("ReassignmentCompleted", witnesses.reassignment_completed,
+     "a reassignment started and completed (none in progress, the counter above 0)", None),
+    ("ReassignedAndUncleanShutdown", witnesses.reassigned_and_unclean,
+     "one execution has both a completed reassignment and an unclean shutdown", None),
 )
 
 # the storage variants (kip966_storage, v3_5_storage) only: after the above
@@ -132,6 +138,9 @@ _READS = {
     "UncleanShutdownHappened": ("aux_ctrs", "broker_state"),
     "ElrNonEmpty": ("con_partition_metadata",),
     "CandidateLostCommittedRecord": ("con_partition_metadata", "inv_true_hwm", "partition_data"),
+    "ReassignmentPending": ("con_partition_metadata",),
+    "ReassignmentCompleted": ("aux_ctrs", "con_partition_metadata"),
+    "ReassignedAndUncleanShutdown": ("aux_ctrs", "broker_state", "con_partition_metadata"),
     "UncleanExclusion": ("con_partition_metadata", "ghost_unclean"),
     "DataLossIsReported": ("broker_state", "con_partition_metadata", "ghost_reported",
                            "inv_consumed", "inv_pos_acked", "partition_data"),

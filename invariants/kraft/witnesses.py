@@ -93,3 +93,42 @@ def candidate_lost_committed_record(ctx: KraftContext):
         return False
 
     return CandidateLostCommittedRecord
+
+
+def reassignment_pending(ctx: KraftContext):
+    """ReassignmentPending: the controller records a reassignment in progress
+    (adding or removing non-empty): it waits for its adding replicas to join
+    the ISR, the path where PerformPartitionReassignment does not complete at
+    once."""
+
+    def ReassignmentPending(s) -> bool:
+        md = s.con_partition_metadata
+        return bool(md.adding) or bool(md.removing)
+
+    return ReassignmentPending
+
+
+def reassignment_completed(ctx: KraftContext):
+    """ReassignmentCompleted: a reassignment started (its counter moved) and
+    none is in progress any more: the replica set is the target one."""
+
+    def ReassignmentCompleted(s) -> bool:
+        md = s.con_partition_metadata
+        return s.aux_ctrs.reassignment_ctr > 0 and not md.adding and not md.removing
+
+    return ReassignmentCompleted
+
+
+def reassigned_and_unclean(ctx: KraftContext):
+    """ReassignedAndUncleanShutdown: one execution has both a completed
+    reassignment and an unclean shutdown (a broker lost its log): durability
+    is checked across the two together, not on separate paths."""
+    completed = reassignment_completed(ctx)
+    unclean = unclean_shutdown_happened(ctx)
+
+    def ReassignedAndUncleanShutdown(s) -> bool:
+        done = completed(s)  # both evaluated: the reads are the same on every state
+        return unclean(s) and done
+
+    return ReassignedAndUncleanShutdown
+
