@@ -77,6 +77,8 @@ _WITNESSES = (
      "a reassignment started and completed (none in progress, the counter above 0)", None),
     ("ReassignedAndUncleanShutdown", witnesses.reassigned_and_unclean,
      "one execution has both a completed reassignment and an unclean shutdown", None),
+    ("NackedRecordConsumed", witnesses.nacked_record_consumed,
+     "a negatively acknowledged value is among the records consumers could read", None),
 )
 
 # the storage variants (kip966_storage, v3_5_storage) only: after the above
@@ -140,6 +142,7 @@ _READS = {
     "CandidateLostCommittedRecord": ("con_partition_metadata", "inv_true_hwm", "partition_data"),
     "ReassignmentPending": ("con_partition_metadata",),
     "ReassignmentCompleted": ("aux_ctrs", "con_partition_metadata"),
+    "NackedRecordConsumed": ("inv_consumed", "inv_neg_acked"),
     "ReassignedAndUncleanShutdown": ("aux_ctrs", "broker_state", "con_partition_metadata"),
     "UncleanExclusion": ("con_partition_metadata", "ghost_unclean"),
     "DataLossIsReported": ("broker_state", "con_partition_metadata", "ghost_reported",

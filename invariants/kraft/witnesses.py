@@ -132,3 +132,17 @@ def reassigned_and_unclean(ctx: KraftContext):
 
     return ReassignedAndUncleanShutdown
 
+
+def nacked_record_consumed(ctx: KraftContext):
+    """NackedRecordConsumed: a value the producer got a negative acknowledgement
+    for is among the records consumers could read (below the True HWM): the
+    producer, told the write failed, may send it again and consumers read it
+    twice (the protocol description's case 2 of acknowledgements)."""
+
+    def NackedRecordConsumed(s) -> bool:
+        nacked = s.inv_neg_acked
+        if not nacked:
+            return False
+        return any(r.value in nacked for r in s.inv_consumed)
+
+    return NackedRecordConsumed
