@@ -146,6 +146,13 @@ _cfg("v3_5-b2c1-ra1-d12", "v3_5", 12, BrokerCount=2, InitReplicationFactor=2, Mi
      CleanShutdownLimit=1)
 _cfg("kip966-b3r1-ra1-d16", "kip966", 16, InitReplicationFactor=1, MinISR=1, InitIsrSize=1)
 _cfg("kip966-b3r2v2-ra1-d12", "kip966", 12, InitReplicationFactor=2, Values=["A", "B"])
+# Three brokers, RF 2, ISR {1}, a fence and an ISR shrink; RF 3, ISR 3 and an unclean shutdown;
+# RF 1 growing to 2 with a shutdown that keeps the log.
+_cfg("kip966-b3r2i1f1s1-ra1-d6", "kip966", 6, InitReplicationFactor=2, MinISR=1, InitIsrSize=1,
+     FenceBrokerLimit=1, LeaderShrinkIsrLimit=1)
+_cfg("v3_5-b3i3u1-ra1-d5", "v3_5", 5, InitIsrSize=3, UncleanShutdownLimit=1)
+_cfg("kip966-b2r1n1-ra1-d12", "kip966", 12, BrokerCount=2, InitReplicationFactor=1, MinISR=1,
+     InitIsrSize=1, NoDataLossShutdownLimit=1)
 
 class Fail(Exception):
     """Bad input or a failed run: one line, exit 2."""
