@@ -43,8 +43,9 @@ def _run(row, results):
 
 
 def test_the_rows_cover_reassignment():
-    """Both variants, complete and bounded rows and a violation, every row with
-    ReassignmentLimit 1 and one that both adds and removes a replica's worth."""
+    """Both variants, complete and bounded rows and a violation of each, every
+    row with ReassignmentLimit 1 and a reassignment in every ok row, and a row
+    where a replica can be added and an AlterPartition request is received."""
     assert all(r["constants"]["ReassignmentLimit"] == 1 for r in ALL_ROWS)
     assert {r["variant"] for r in ROWS} == {"kip966", "v3_5"}
     assert any(r["depth"] is None for r in ROWS) and any(r["depth"] is not None for r in ROWS)
