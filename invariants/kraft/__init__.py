@@ -77,6 +77,8 @@ _WITNESSES = (
      "a reassignment started and completed (none in progress, the counter above 0)", None),
     ("ReassignedAndUncleanShutdown", witnesses.reassigned_and_unclean,
      "one execution has both a completed reassignment and an unclean shutdown", None),
+    ("RecordConsumed", witnesses.record_consumed,
+     "a record is below the True HWM: consumers can read it", None),
     ("NackedRecordConsumed", witnesses.nacked_record_consumed,
      "a negatively acknowledged value is among the records consumers could read", None),
 )
@@ -143,6 +145,7 @@ _READS = {
     "ReassignmentPending": ("con_partition_metadata",),
     "ReassignmentCompleted": ("aux_ctrs", "con_partition_metadata"),
     "NackedRecordConsumed": ("inv_consumed", "inv_neg_acked"),
+    "RecordConsumed": ("inv_true_hwm",),
     "ReassignedAndUncleanShutdown": ("aux_ctrs", "broker_state", "con_partition_metadata"),
     "UncleanExclusion": ("con_partition_metadata", "ghost_unclean"),
     "DataLossIsReported": ("broker_state", "con_partition_metadata", "ghost_reported",

@@ -146,3 +146,14 @@ def nacked_record_consumed(ctx: KraftContext):
         return any(r.value in nacked for r in s.inv_consumed)
 
     return NackedRecordConsumed
+
+
+def record_consumed(ctx: KraftContext):
+    """RecordConsumed: the True HWM passed offset 1, so a consumer reading a
+    leader up to its HWM can read a record (unlike RecordCommitted, not
+    reached by an acknowledgement alone, which Acks = 1 gives at append)."""
+
+    def RecordConsumed(s) -> bool:
+        return s.inv_true_hwm > 1
+
+    return RecordConsumed
