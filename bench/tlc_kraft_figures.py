@@ -153,6 +153,9 @@ _cfg("kip966-b3r2i1f1s1-ra1-d6", "kip966", 6, InitReplicationFactor=2, MinISR=1,
 _cfg("v3_5-b3i3u1-ra1-d5", "v3_5", 5, InitIsrSize=3, UncleanShutdownLimit=1)
 _cfg("kip966-b2r1n1-ra1-d12", "kip966", 12, BrokerCount=2, InitReplicationFactor=1, MinISR=1,
      InitIsrSize=1, NoDataLossShutdownLimit=1)
+# Three brokers, RF 2, MinISR 1, the whole state space (245,031 states; a `slow` test).
+_cfg("kip966-b3r2-ra1", "kip966", None, InitReplicationFactor=2, MinISR=1)
+_cfg("v3_5-b3r2-ra1", "v3_5", None, InitReplicationFactor=2, MinISR=1)
 
 class Fail(Exception):
     """Bad input or a failed run: one line, exit 2."""
