@@ -71,6 +71,16 @@ _WITNESSES = (
     ("CandidateLostCommittedRecord", witnesses.candidate_lost_committed_record,
      "a member of the controller's ISR (kip966: or ELR) misses a committed record: a stopped "
      "broker lost committed data while still electable (the Last Replica Standing hazard)", None),
+    ("ReassignmentPending", witnesses.reassignment_pending,
+     "the controller has a reassignment in progress (adding or removing replicas not empty)", None),
+    ("ReassignmentCompleted", witnesses.reassignment_completed,
+     "a reassignment started and completed (none in progress, the counter above 0)", None),
+    ("ReassignedAndUncleanShutdown", witnesses.reassigned_and_unclean,
+     "one execution has both a completed reassignment and an unclean shutdown", None),
+    ("RecordConsumed", witnesses.record_consumed,
+     "a record is below the True HWM: consumers can read it", None),
+    ("NackedRecordConsumed", witnesses.nacked_record_consumed,
+     "a negatively acknowledged value is among the records consumers could read", None),
 )
 
 # the storage variants (kip966_storage, v3_5_storage) only: after the above
@@ -132,6 +142,11 @@ _READS = {
     "UncleanShutdownHappened": ("aux_ctrs", "broker_state"),
     "ElrNonEmpty": ("con_partition_metadata",),
     "CandidateLostCommittedRecord": ("con_partition_metadata", "inv_true_hwm", "partition_data"),
+    "ReassignmentPending": ("con_partition_metadata",),
+    "ReassignmentCompleted": ("aux_ctrs", "con_partition_metadata"),
+    "NackedRecordConsumed": ("inv_consumed", "inv_neg_acked"),
+    "RecordConsumed": ("inv_true_hwm",),
+    "ReassignedAndUncleanShutdown": ("aux_ctrs", "broker_state", "con_partition_metadata"),
     "UncleanExclusion": ("con_partition_metadata", "ghost_unclean"),
     "DataLossIsReported": ("broker_state", "con_partition_metadata", "ghost_reported",
                            "inv_consumed", "inv_pos_acked", "partition_data"),

@@ -93,3 +93,67 @@ def candidate_lost_committed_record(ctx: KraftContext):
         return False
 
     return CandidateLostCommittedRecord
+
+
+def reassignment_pending(ctx: KraftContext):
+    """ReassignmentPending: the controller records a reassignment in progress
+    (adding or removing non-empty): it waits for its adding replicas to join
+    the ISR, the path where PerformPartitionReassignment does not complete at
+    once."""
+
+    def ReassignmentPending(s) -> bool:
+        md = s.con_partition_metadata
+        return bool(md.adding) or bool(md.removing)
+
+    return ReassignmentPending
+
+
+def reassignment_completed(ctx: KraftContext):
+    """ReassignmentCompleted: a reassignment started (its counter moved) and
+    none is in progress any more: the replica set is the target one."""
+
+    def ReassignmentCompleted(s) -> bool:
+        md = s.con_partition_metadata
+        return s.aux_ctrs.reassignment_ctr > 0 and not md.adding and not md.removing
+
+    return ReassignmentCompleted
+
+
+def reassigned_and_unclean(ctx: KraftContext):
+    """ReassignedAndUncleanShutdown: one execution has both a completed
+    reassignment and an unclean shutdown (a broker lost its log): durability
+    is checked across the two together, not on separate paths."""
+    completed = reassignment_completed(ctx)
+    unclean = unclean_shutdown_happened(ctx)
+
+    def ReassignedAndUncleanShutdown(s) -> bool:
+        done = completed(s)  # both evaluated: the reads are the same on every state
+        return unclean(s) and done
+
+    return ReassignedAndUncleanShutdown
+
+
+def nacked_record_consumed(ctx: KraftContext):
+    """NackedRecordConsumed: a value the producer got a negative acknowledgement
+    for is among the records consumers could read (below the True HWM): the
+    producer, told the write failed, may send it again and consumers read it
+    twice (the protocol description's case 2 of acknowledgements)."""
+
+    def NackedRecordConsumed(s) -> bool:
+        nacked = s.inv_neg_acked
+        if not nacked:
+            return False
+        return any(r.value in nacked for r in s.inv_consumed)
+
+    return NackedRecordConsumed
+
+
+def record_consumed(ctx: KraftContext):
+    """RecordConsumed: the True HWM passed offset 1, so a consumer reading a
+    leader up to its HWM can read a record (unlike RecordCommitted, not
+    reached by an acknowledgement alone, which Acks = 1 gives at append)."""
+
+    def RecordConsumed(s) -> bool:
+        return s.inv_true_hwm > 1
+
+    return RecordConsumed

@@ -41,10 +41,19 @@ _REFERENCE_QUIRKS = Constant(
     "more values, the model stops with an evaluation error (quirk 18); false: fixed as Kafka "
     "does - the append, then the HWM over the new log end (a sole-member ISR commits it at once)")
 
+# not of the reference: the producer's acks (Kafka's default since 3.0 is all, the
+# reference's only behaviour); a constant of a run only when it is 1 (as Mutants)
+_ACKS = Constant(
+    "Acks", str, "all",
+    "the producer's acks: all (default, the reference: the leader needs MinISR members in its "
+    "maximal ISR to accept a write and acknowledges it once the HWM passes it) or 1 (the leader "
+    "acknowledges a write as soon as it appends it, with no min.insync.replicas check: "
+    "Kafka's acks=1, which may lose acknowledged records on a leader change)")
+
 KIP966_CONSTANTS = _COMMON_HEAD + (
     Constant("NoDataLossShutdownLimit", int, 0, "shutdowns that keep the log (clean or not)"),
     Constant("DataLossShutdownLimit", int, 1, "shutdowns that lose the whole log"),
-) + _COMMON_TAIL + (_MUTANTS, _REFERENCE_QUIRKS)
+) + _COMMON_TAIL + (_MUTANTS, _REFERENCE_QUIRKS, _ACKS)
 
 V3_5_CONSTANTS = _COMMON_HEAD + (
     Constant("CleanShutdownLimit", int, 0, "clean shutdowns (log kept)"),
@@ -52,7 +61,7 @@ V3_5_CONSTANTS = _COMMON_HEAD + (
 ) + _COMMON_TAIL + (
     Constant("AvoidLastReplicaStanding", bool, True,
              "disable an unclean shutdown of the sole ISR member (avoids the LRS data loss)"),
-    _MUTANTS, _REFERENCE_QUIRKS,
+    _MUTANTS, _REFERENCE_QUIRKS, _ACKS,
 )
 
 
@@ -90,11 +99,14 @@ _STORAGE_TAIL = (
              "fencing a crashed broker (its session timing out) is free"),
 ) + _COMMON_TAIL[1:]
 KIP966_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL + _RECOVERY
-                            + (_MUTANTS, _REFERENCE_QUIRKS))
-V3_5_STORAGE_CONSTANTS = _COMMON_HEAD + _STORAGE + _STORAGE_TAIL + (_MUTANTS, _REFERENCE_QUIRKS)
+                            + (_MUTANTS, _REFERENCE_QUIRKS, _ACKS))
+V3_5_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL
+                          + (_MUTANTS, _REFERENCE_QUIRKS, _ACKS))
 # constants that only mean something under one flush policy
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
-_STR_CHOICES = {"FlushPolicy": FLUSH_POLICIES, "UncleanRecoveryStrategy": RECOVERY_STRATEGIES}
+ACKS = ("all", "1")
+_STR_CHOICES = {"FlushPolicy": FLUSH_POLICIES, "UncleanRecoveryStrategy": RECOVERY_STRATEGIES,
+                "Acks": ACKS}
 
 
 @dataclass(frozen=True)
@@ -193,7 +205,7 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
                     f"kraft/{variant}: Mutants must be a list of mutant names, got {val!r}")
             mutant_flags(val)  # unknown names -> ModelConfigError listing the known ones
             cfg[c.name] = sorted(set(val))
-        elif c.type is str:  # a choice (storage variants)
+        elif c.type is str:  # a choice (storage variants, Acks)
             choices = _STR_CHOICES[c.name]
             if val not in choices:
                 raise ModelConfigError(
@@ -249,4 +261,6 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
         del cfg["Mutants"]
     if cfg["ReferenceQuirks"]:  # likewise: the reference's own behaviour is not a constant of its .cfg
         del cfg["ReferenceQuirks"]
+    if cfg["Acks"] == "all":  # likewise: acks=all is the reference's only producer
+        del cfg["Acks"]
     return v, cfg

@@ -109,6 +109,8 @@ class KraftModel:
         self.mutant = mutant_flags(cfg.get("Mutants", ()))  # seeded bugs (mutants.py)
         # quirks 5 and 6 of the reference kept (the default) or fixed (config.py)
         self.reference_quirks = cfg.get("ReferenceQuirks", True)
+        # the producer's acks: "all" (the reference) or "1" (config.py)
+        self.acks_all = cfg.get("Acks", "all") == "all"
 
         # shared immutable values (identity reuse keeps successors cheap)
         self.blank_replica = PeerReplicaState(None, 0)

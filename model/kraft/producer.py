@@ -8,7 +8,8 @@ from model.kraft.state import INT_MAX, PartitionData, PartitionRecord, except_at
 
 def write_record_to_leader(k, s, b, mt, out):
     """WriteRecordToLeader(b): \\E v \\in Values not yet sent: a leader whose
-    maximal ISR has MinISR members appends v in its leader epoch.
+    maximal ISR has MinISR members appends v in its leader epoch (Acks = 1:
+    any leader, and v is acknowledged in the same step).
 
     Quirks kept while ReferenceQuirks (the default): the HWM / ack / consumed
     bookkeeping reads the pre-write log, inv_sent and floor leader offset (so
@@ -19,15 +20,27 @@ def write_record_to_leader(k, s, b, mt, out):
     if s.broker_state[i].status != RUNNING or s.partition_status[i] != LEADER:
         return
     md = s.partition_metadata[i]
-    if len(md.maximal_isr) < k.min_isr:
+    # Kafka checks min.insync.replicas for acks=all only (Partition.appendRecordsToLeader)
+    if k.acks_all and len(md.maximal_isr) < k.min_isr:
         return
     sent = s.inv_sent
     unsent = [v for v in k.values if v not in sent]
     if not unsent:
         return
+    if not k.acks_all:
+        _write_acks_one(k, s, b, unsent, out)
+        return
     if not k.reference_quirks:
         _write_as_kafka(k, s, b, md, unsent, out)
         return
+    _write_with_quirks(k, s, b, unsent, out)
+
+
+def _write_with_quirks(k, s, b, unsent, out):
+    """The append with the reference's ack bookkeeping (quirks 5 and 6)."""
+    i = b - 1
+    md = s.partition_metadata[i]
+    sent = s.inv_sent
     act = k.acts["WriteRecordToLeader"][b]
     d = s.partition_data[i]
     new_leo = d.leo + 1
@@ -44,6 +57,21 @@ def write_record_to_leader(k, s, b, mt, out):
                              new_hwm if new_hwm > old_hwm else old_hwm, new_leo)
         out.append((act, with_changes(s, dict(partition_data=except_at(s.partition_data, b, data),
                                     inv_sent=sent.union((v,)), aux_flo=new_flo, **ch_hwm))))
+
+
+def _write_acks_one(k, s, b, unsent, out):
+    """Acks = 1: the write as with acks=all, then the leader acknowledges v at
+    once (before any follower has it), so v is positively acked and never
+    negatively; the HWM still only moves as the ISR replicates."""
+    start = len(out)
+    if k.reference_quirks:
+        _write_with_quirks(k, s, b, unsent, out)
+    else:
+        _write_as_kafka(k, s, b, s.partition_metadata[b - 1], unsent, out)
+    for j in range(start, len(out)):
+        act, t = out[j]
+        v = next(iter(t.inv_sent - s.inv_sent))
+        out[j] = (act, with_changes(t, dict(inv_pos_acked=t.inv_pos_acked | {v})))
 
 
 def _write_as_kafka(k, s, b, md, unsent, out):

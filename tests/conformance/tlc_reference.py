@@ -51,3 +51,10 @@ def as_kip966(constants: dict) -> dict:
         if new is not None:
             out[new] = value
     return out
+
+
+def reassignment_figures() -> list[dict]:
+    """Every row of kraft-tlc-reassignment.json (ReassignmentLimit 1; complete,
+    bounded to N steps, or stopped at a violated invariant)."""
+    with open(DATA / "kraft-tlc-reassignment.json") as f:
+        return json.load(f)

@@ -127,7 +127,9 @@ def test_properties_and_their_order(k):
     validity = ["TypeOK", "ValidBrokerState", "ValidReplicaState", "ValidFetcherState",
                 "ValidControllerState"] + (["ValidControllerIsrAndElr"] if kip else [])
     sometimes = ["RecordCommitted", "LeaderChanged", "UncleanShutdownHappened"] + (
-        ["ElrNonEmpty"] if kip else []) + ["CandidateLostCommittedRecord"]
+        ["ElrNonEmpty"] if kip else []) + ["CandidateLostCommittedRecord", "ReassignmentPending",
+                                           "ReassignmentCompleted", "ReassignedAndUncleanShutdown",
+                                           "RecordConsumed", "NackedRecordConsumed"]
     assert k.order == cfg + validity + sometimes
     assert all(k.props[n].kind == ALWAYS for n in cfg + validity)
     assert all(k.props[n].kind == SOMETIMES for n in sometimes)
