@@ -27,13 +27,17 @@ from model.zk.state import NO_LEADER, Role, put, with_changes
 from model.zk.zookeeper import end_session
 
 
-def _stop(k, s, b, ch: dict, lost: frozenset) -> dict:
+def _stop(k, s, b, ch: dict, lost: frozenset, clean: bool = False) -> dict:
     """The effect every stop shares, added to `ch`: the process is down, its
     session's ephemeral entries go (the leader entry too, unless the
     controller owns it), its role, in-memory HW, leader view and anything in
-    flight to it are gone; the ghost notes the values it lost."""
+    flight to it are gone; the ghost notes the values it lost (none in a
+    clean stop, after which it stays up for the durability promise)."""
     running = put(s.running, b, False)
     ch["running"] = running
+    clean_down = s.clean_down | {b} if clean else s.clean_down
+    if clean:
+        ch["clean_down"] = clean_down
     if b in s.zk_live:
         ch["zk_live"], zk = end_session(k, s.zk_live, s.zk_partition, b)
         if zk is not s.zk_partition:
@@ -48,7 +52,7 @@ def _stop(k, s, b, ch: dict, lost: frozenset) -> dict:
         ch["fetch_response"] = put(s.fetch_response, b, None)
     if s.ctl_request[b] is not None:
         ch["ctl_request"] = put(s.ctl_request, b, None)
-    ch["acked"] = ghost.crash(s.acked, b, lost, running)
+    ch["acked"] = ghost.crash(s.acked, b, lost, ghost.up_of(running, clean_down))
     return ch
 
 
@@ -73,7 +77,7 @@ def power_loss(k, s, b, out):
     if running:
         _stop(k, s, b, ch, lost)
     elif lost:
-        ch["acked"] = ghost.crash(s.acked, b, lost, s.running)
+        ch["acked"] = ghost.crash(s.acked, b, lost, ghost.up_of(s.running, s.clean_down))
     out.append((k.acts["PowerLoss"][b], with_changes(s, ch)))
 
 
@@ -105,7 +109,7 @@ def controlled_shutdown(k, s, b, out):
         ch["flushed"] = put(s.flushed, b, leo)
     if s.ckpt_hw[b] != s.hw[b]:
         ch["ckpt_hw"] = put(s.ckpt_hw, b, s.hw[b])
-    _stop(k, s, b, ch, frozenset())
+    _stop(k, s, b, ch, frozenset(), clean=True)
     act = k.acts["ControlledShutdown"][b]
     if k.controller and b in s.ctl_live:
         for t in controller.handle_stop(k, with_changes(s, ch), b):
@@ -128,6 +132,11 @@ def restart(k, s, b, out):
         return
     log = s.log[b]
     ch = {"running": put(s.running, b, True), "zk_live": s.zk_live | {b}}
+    if b in s.clean_down:  # back up: outside the ISR it keeps nothing for the promise
+        ch["clean_down"] = s.clean_down - {b}
+        if b not in s.zk_partition.isr:
+            ch["acked"] = ghost.restrict(s.acked, s.zk_partition.isr | (s.clean_down - {b}),
+                                         ghost.up_of(s.running, s.clean_down))
     hw = min(s.ckpt_hw[b], len(log))
     if hw:
         ch["hw"] = put(s.hw, b, hw)

@@ -97,7 +97,9 @@ def _write(k, s, ch: dict, zk, unclean) -> None:
     if zk is not s.zk_partition:
         ch["zk_partition"] = zk
         if zk.isr != s.zk_partition.isr:
-            ch["acked"] = ghost.restrict(ch.get("acked", s.acked), zk.isr, ch.get("running", s.running))
+            ch["acked"] = ghost.isr_changed(ch.get("acked", s.acked), zk.isr,
+                                            ch.get("running", s.running),
+                                            ch.get("clean_down", s.clean_down), bool(unclean))
     f = ch.get("faults", s.faults)
     if unclean is not None and f.unclean_leader != unclean:
         f = f._replace(unclean_leader=unclean)

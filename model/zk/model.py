@@ -141,6 +141,7 @@ class ZkModel:
             acked=(),
             written=frozenset(),
             truncated=False,
+            clean_down=frozenset(),
             faults=NO_FAULTS,
         )]
 
@@ -209,6 +210,7 @@ class ZkModel:
             acked=tuple(Acked(a[0], fs(a[1])) for a in f["acked"]),
             written=fs(f["written"]),
             truncated=bool(f["truncated"]),
+            clean_down=fs(f["clean_down"]),
             faults=Faults(*(bool(x) if i >= 5 else x for i, x in enumerate(f["faults"]))),
         )
 

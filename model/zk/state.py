@@ -92,8 +92,9 @@ class Acked(NamedTuple):
     """Ghost: an acknowledged value and its keepers: the ISR members that held
     it when it was acknowledged (or joined the ISR holding it later), still in
     the ISR, that have not lost it in a crash. Empty once, at some moment, no
-    keeper was running: the record is then outside Kafka's durability promise
-    (seed 004: "predicated on at least one replica remaining in sync")."""
+    keeper was up (running, or down after a clean shutdown): the record is
+    then outside Kafka's durability promise (seed 004: "predicated on at
+    least one replica remaining in sync")."""
 
     value: str
     keepers: frozenset
@@ -121,6 +122,8 @@ class ZkState(NamedTuple):
     acked: tuple              # of Acked, ordered by value
     written: frozenset        # values the producer has written
     truncated: bool           # some replica truncated a record away (witness)
+    clean_down: frozenset     # brokers down after a clean shutdown: they keep what
+                              # they hold for the durability promise (ghost.py)
     faults: Faults
 
 

@@ -30,7 +30,8 @@ FIELD_NAMES = {"hw": "HW", "ckpt_hw": "checkpointed HW", "flushed": "flushed", "
                "follower_leo": "followers' LEOs", "version": "version"}
 LABELS = {"zk_live": "ZooKeeper live sessions", "ctl_live": "controller believes live",
           "ctl_stale": "controller missed the bounce of", "written": "written",
-          "truncated": "ghost: some replica truncated"}
+          "truncated": "ghost: some replica truncated",
+          "clean_down": "ghost: down after a clean shutdown"}
 CONTROLLER_ACTIONS = {"OnBrokerFailure", "OnBrokerStartup", "ControllerFailover"}
 DESCRIBE = {
     "Produce": "a producer writes {v} to leader {b}",
@@ -122,7 +123,7 @@ def fmt(name: str, v: Any) -> str:
         return fmt_request(v)
     if name == "zk_partition":
         return fmt_znode(v)
-    if name in ("zk_live", "ctl_live", "ctl_stale"):
+    if name in ("zk_live", "ctl_live", "ctl_stale", "clean_down"):
         return fmt_set(v)
     if name == "leader":
         return bname(v)

@@ -9,6 +9,8 @@ reactions.
 """
 from __future__ import annotations
 
+import pytest
+
 from checker.search import registry
 from checker.search.engine import check
 from model.zk.model import ZkModel
@@ -165,8 +167,23 @@ def test_zombie_leader_under_the_controller():
 
 
 def test_every_property_holds_with_the_controller_and_each_fault():
-    for extra in (dict(ProcessCrashLimit=1, PowerLossLimit=1), dict(ControlledShutdownLimit=2),
+    for extra in (dict(ProcessCrashLimit=1, PowerLossLimit=1),
+                  dict(ControlledShutdownLimit=2, PowerLossLimit=0),
                   dict(SessionExpiryLimit=1, PowerLossLimit=1), dict(UncleanLeaderElection=True)):
         model_, props = registry.build("zk", "leader_epoch", {**C2, **extra})
         r = check(model_, props)
         assert r.outcome == "pass" and r.exhausted, (extra, r.violations)
+
+
+@pytest.mark.parametrize("epochs,depth", [("none", 8), ("kip380", 8), ("kraft", 10)])
+def test_a_clean_stop_of_the_last_holder_hands_the_partition_to_the_replica_that_lost_it(epochs, depth):
+    """broker-0 power-loses A; broker-1, the other holder, shuts down cleanly
+    while the controller has yet to handle (or, without broker epochs, never
+    sees) broker-0's loss: the controller shrinks the ISR to broker-0, which
+    leads without A. broker-1 is down after a clean stop, holding A on disk:
+    A stays under the durability promise, and LeaderCompleteness fails."""
+    model_, props = registry.build("zk", "leader_epoch", {**C2, "ControlledShutdownLimit": 2,
+                                                          "BrokerEpochs": epochs})
+    r = check(model_, props)
+    assert r.outcome == "violation"
+    assert [(v.property, v.depth) for v in r.violations] == [("LeaderCompleteness", depth)]
