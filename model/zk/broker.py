@@ -1,5 +1,6 @@
 """Broker lifecycle: the three ways a broker stops (power loss, process crash,
 controlled shutdown), restart, ZooKeeper session expiry and re-registration
+(each registration a new broker epoch with BrokerEpochs kip380 / kraft)
 (seed 001 V2 brokerStartup / startReplica; seed 003 "Follower failure",
 "Leader failure").
 
@@ -31,7 +32,8 @@ def _stop(k, s, b, ch: dict, lost: frozenset, clean: bool = False) -> dict:
     """The effect every stop shares, added to `ch`: the process is down, its
     session's ephemeral entries go (the leader entry too, unless the
     controller owns it), its role, in-memory HW, leader view and anything in
-    flight to it are gone; the ghost notes the values it lost (none in a
+    flight to it are gone (a controller's request waits, RequestsSurviveStop);
+    the ghost notes the values it lost (none in a
     clean stop, after which it stays up for the durability promise)."""
     running = put(s.running, b, False)
     ch["running"] = running
@@ -50,7 +52,7 @@ def _stop(k, s, b, ch: dict, lost: frozenset, clean: bool = False) -> dict:
         ch["leader_view"] = put(s.leader_view, b, None)
     if s.fetch_response[b] is not None:
         ch["fetch_response"] = put(s.fetch_response, b, None)
-    if s.ctl_request[b] is not None:
+    if s.ctl_request[b] is not None and not k.requests_survive_stop:
         ch["ctl_request"] = put(s.ctl_request, b, None)
     ch["acked"] = ghost.crash(s.acked, b, lost, ghost.up_of(running, clean_down))
     return ch
@@ -132,6 +134,8 @@ def restart(k, s, b, out):
         return
     log = s.log[b]
     ch = {"running": put(s.running, b, True), "zk_live": s.zk_live | {b}}
+    if k.epochs:
+        ch["broker_epoch"] = put(s.broker_epoch, b, s.broker_epoch[b] + 1)
     if b in s.clean_down:  # back up: outside the ISR it keeps nothing for the promise
         ch["clean_down"] = s.clean_down - {b}
         if b not in s.zk_partition.isr:
@@ -177,6 +181,8 @@ def reregister(k, s, b, out):
     if not s.running[b] or b in s.zk_live or (k.broker_epochs == "kraft" and b in s.ctl_live):
         return
     ch = {"zk_live": s.zk_live | {b}}
+    if k.epochs:
+        ch["broker_epoch"] = put(s.broker_epoch, b, s.broker_epoch[b] + 1)
     zk = s.zk_partition
     role = s.role[b]
     if k.controller:

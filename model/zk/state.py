@@ -69,6 +69,8 @@ class LeaderAndIsr(NamedTuple):
     leader_epoch: int
     isr: frozenset
     version: int
+    broker_epoch: int  # the receiver's registration the controller knows (BrokerEpochs
+                       # kip380 / kraft; 0 otherwise): older than the receiver's: stale
 
 
 class Faults(NamedTuple):
@@ -118,6 +120,8 @@ class ZkState(NamedTuple):
     ctl_stale: frozenset      # of those, the ones registered again since a session
                               # loss the controller never processed (a bounce it missed)
     ctl_request: tuple        # broker -> LeaderAndIsr | None (in flight to it)
+    broker_epoch: tuple       # broker -> its registrations so far (BrokerEpochs kip380 /
+                              # kraft; 0 otherwise): the epoch of the current one
     # ghost and bounds (not protocol)
     acked: tuple              # of Acked, ordered by value
     written: frozenset        # values the producer has written

@@ -51,7 +51,8 @@ def test_property_names_kinds_and_one_line_docs():
                 ControllerFailoverLimit=1)
     assert [p.name for p in properties_for(m) if p.kind == SOMETIMES][4:] == [
         "AckedRecordSurvivedCrash", "PageCacheSurvivedCrash", "ControlledShutdownHappened",
-        "BrokerBounced", "ControllerFailedOver", "UncleanLeaderLacksAckedRecord"]
+        "BrokerBounced", "RequestOutlivedStop", "ControllerFailedOver",
+        "UncleanLeaderLacksAckedRecord"]
 
 
 def test_leader_completeness_checks_protected_records_only():
