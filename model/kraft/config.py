@@ -92,6 +92,19 @@ _STORAGE_TAIL = (
 KIP966_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL + _RECOVERY
                             + (_MUTANTS, _REFERENCE_QUIRKS))
 V3_5_STORAGE_CONSTANTS = _COMMON_HEAD + _STORAGE + _STORAGE_TAIL + (_MUTANTS, _REFERENCE_QUIRKS)
+
+# A follower's fetch request outlives its sender: Kafka's leader reads it off
+# the socket and handles it though the follower stopped (KIP-903's race: it
+# may record the LEO of a replica that restarted without that log). The
+# reference drops every fetch message to or from a stopping broker
+# (DropFetchSessions): its variants keep that by default, for conformance.
+_FETCH_SURVIVES_DOC = ("a fetch request in flight from a broker that stops is still handled by "
+                       "the leader (Kafka; KIP-903's race); false: dropped with the stop, as the "
+                       "reference's DropFetchSessions does")
+KIP966_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
+V3_5_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
+KIP966_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, True, _FETCH_SURVIVES_DOC),)
+V3_5_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, True, _FETCH_SURVIVES_DOC),)
 # constants that only mean something under one flush policy
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
 _STR_CHOICES = {"FlushPolicy": FLUSH_POLICIES, "UncleanRecoveryStrategy": RECOVERY_STRATEGIES}
