@@ -10,6 +10,7 @@ from invariants import examples, temporal_examples
 from invariants import kraft, kraft_quorum, zk
 from invariants.kraft import liveness as kraft_liveness
 from invariants.kraft_quorum import liveness as quorum_liveness
+from invariants.zk import liveness as zk_liveness
 from invariants.temporal import TemporalProperty
 from model.base import Property
 
@@ -31,6 +32,7 @@ TEMPORAL: dict[str, tuple[Callable[[Any], list[TemporalProperty]], Callable[[Any
     "diehard": (temporal_examples.diehard_temporal, None),
     "kraft": (kraft_liveness.kraft_temporal, kraft_liveness.reference_fairness),
     "kraft_quorum": (quorum_liveness.quorum_temporal, quorum_liveness.reference_fairness),
+    "zk": (zk_liveness.zk_temporal, zk_liveness.zk_fairness),
 }
 
 

@@ -190,4 +190,9 @@ def kraft_properties(model) -> list[Property]:
         predicate = (witnesses.leader_changed(ctx, _initial_leader_epoch(model))
                      if factory is None else factory(ctx))
         props.append(Property(name, SOMETIMES, predicate, doc, _READS[name]))
+    if model.constants.get("FetchRequestsSurviveStop"):
+        props.append(Property("FetchOutlivedSender", SOMETIMES, witnesses.fetch_outlived_sender(ctx),
+                              "a fetch request is in flight from a broker that stopped since "
+                              "sending it (FetchRequestsSurviveStop: KIP-903's race)",
+                              ("messages", "broker_state")))
     return props

@@ -14,6 +14,20 @@ from invariants.kraft.common import KIP966, KraftContext
 OFFLINE_DIRTY = BrokerStatus.OFFLINE_DIRTY
 
 
+def fetch_outlived_sender(ctx: KraftContext):
+    """FetchOutlivedSender: a fetch request in flight names a broker epoch its
+    sender no longer has (it stopped, maybe restarted, since it sent it)."""
+    from model.kraft.state import MsgType
+    fetch = MsgType.FetchRequest
+
+    def FetchOutlivedSender(s) -> bool:
+        states = s.broker_state
+        return any(m[0] == fetch and states[m.source - 1].broker_epoch != m.broker_epoch
+                   for m in s.messages)
+
+    return FetchOutlivedSender
+
+
 def record_committed(ctx: KraftContext):
     """RecordCommitted: the True HWM advanced past offset 1, or a value was
     positively acked (the completeness invariants' IF inv_true_hwm > 1 branch

@@ -8,7 +8,9 @@ LEADER, NONE = Role.LEADER, Role.NONE
 
 def valid_state(model):
     """ValidState: offsets in range (HW, flushed offset <= LEO), a down broker
-    holds no role, no session, no HW and nothing in flight to it, the ISR is a
+    holds no role, no session, no HW and nothing in flight to it (but a
+    controller's request, with RequestsSurviveStop, to a broker the controller
+    believes alive), the ISR is a
     non-empty set of assigned replicas, the registered leader is in the ISR
     (with ConditionalIsrUpdate). Registration: the registered leader is
     running, registered and leads in the znode's epoch. Controller: the
@@ -18,6 +20,7 @@ def valid_state(model):
     # registered leader from the ISR: that is the bug the check prevents
     leader_in_isr = model.conditional_isr_update
     controller = model.controller
+    queued = model.requests_survive_stop
 
     def ValidState(s) -> bool:
         for b in model.brokers:
@@ -27,7 +30,8 @@ def valid_state(model):
             if not s.running[b] and (s.role[b].role != NONE or b in s.zk_live or s.hw[b]
                                      or s.leader_view[b] is not None
                                      or s.fetch_response[b] is not None
-                                     or s.ctl_request[b] is not None):
+                                     or (s.ctl_request[b] is not None
+                                         and not (queued and b in s.ctl_live))):
                 return False
         zk = s.zk_partition
         if not zk.isr or not zk.isr <= replicas:

@@ -135,6 +135,35 @@ def broker_bounced(model):
     return BrokerBounced
 
 
+def request_outlived_stop(model):
+    """RequestOutlivedStop: a controller's LeaderAndIsr waits for a broker
+    that stopped (RequestsSurviveStop)."""
+    replicas = tuple(model.replicas)
+
+    def RequestOutlivedStop(s) -> bool:
+        for b in replicas:
+            if not s.running[b] and s.ctl_request[b] is not None:
+                return True
+        return False
+
+    return RequestOutlivedStop
+
+
+def stale_request_in_flight(model):
+    """StaleRequestInFlight: a running broker has a LeaderAndIsr for an
+    earlier registration of it in flight (it will reject it, KIP-380)."""
+    replicas = tuple(model.replicas)
+
+    def StaleRequestInFlight(s) -> bool:
+        for b in replicas:
+            r = s.ctl_request[b]
+            if r is not None and s.running[b] and r.broker_epoch < s.broker_epoch[b]:
+                return True
+        return False
+
+    return StaleRequestInFlight
+
+
 def controller_failed_over(model):
     """ControllerFailedOver: a new controller took over."""
 

@@ -102,6 +102,20 @@ KIP966_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL + _RECOVERY
                             + (_MUTANTS, _REFERENCE_QUIRKS, _ACKS))
 V3_5_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL
                           + (_MUTANTS, _REFERENCE_QUIRKS, _ACKS))
+
+# A follower's fetch request outlives its sender: Kafka's leader reads it off
+# the socket and handles it though the follower stopped (KIP-903's race: it
+# may record the LEO of a replica that restarted without that log). The
+# reference drops every fetch message to or from a stopping broker
+# (DropFetchSessions): its variants keep that by default, for conformance.
+_FETCH_SURVIVES_DOC = ("a fetch request in flight from a broker that stops is still handled by "
+                       "the leader (Kafka; KIP-903's race); false: dropped with the stop, as the "
+                       "reference's DropFetchSessions does")
+KIP966_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
+V3_5_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
+# the storage variants too: their specs are decided with the reference's drop (docs/findings.md)
+KIP966_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
+V3_5_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
 # constants that only mean something under one flush policy
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
 ACKS = ("all", "1")
@@ -263,4 +277,6 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
         del cfg["ReferenceQuirks"]
     if cfg["Acks"] == "all":  # likewise: acks=all is the reference's only producer
         del cfg["Acks"]
+    if not cfg["FetchRequestsSurviveStop"]:  # likewise (DropFetchSessions)
+        del cfg["FetchRequestsSurviveStop"]
     return v, cfg

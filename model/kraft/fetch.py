@@ -94,10 +94,14 @@ def converged(s, leader, follower):
 
 def drop_fetch_sessions(k, s, b):
     """DropFetchSessions(b): (messages', messages_discard', broker_fetchers').
-    Every fetch message to or from b is dropped; b's fetchers are reset; a peer
-    waiting on b gets its fetch failed (delayed if it still has the partition)."""
+    Every fetch message to or from b is dropped - but, with
+    FetchRequestsSurviveStop, b's own fetch requests, which its leader still
+    handles; b's fetchers are reset; a peer waiting on b gets its fetch failed
+    (delayed if it still has the partition)."""
+    keep_requests = k.constants.get("FetchRequestsSurviveStop", False)
     dropped = [m for m in s.messages
-               if m[0] in _FETCH_TYPES and (m.dest == b or m.source == b)]
+               if m[0] in _FETCH_TYPES and (m.dest == b or m.source == b)
+               and not (keep_requests and m[0] == MsgType.FetchRequest and m.source == b)]
     if dropped:
         msgs, disc = network.drop(s.messages, s.messages_discard, dropped)
     else:
@@ -162,6 +166,10 @@ def receive_fetch_request(k, s, b, mt, out):
         if m.dest != b:
             continue
         mp = m.partition
+        # a request that outlived its sender (FetchRequestsSurviveStop): its
+        # answer goes to a connection that is gone
+        send = network.reply if s.broker_state[m.source - 1].broker_epoch == m.broker_epoch \
+            else _lost_reply
         if not is_leader or md.leader_epoch != mp.leader_epoch:
             if md.leader_epoch < mp.leader_epoch:
                 error = ErrorCode.UnknownLeaderEpoch
@@ -173,7 +181,14 @@ def receive_fetch_request(k, s, b, mt, out):
                                  FetchResponsePartition(error, md.leader_epoch, mp.fetch_offset,
                                                         d.hwm, None, ()),
                                  m.source, m.dest)
-            msgs, disc = network.reply(s.messages, s.messages_discard, m, resp)
+            msgs, disc = send(s.messages, s.messages_discard, m, resp)
+            out.append((act, with_changes(s, dict(messages=msgs, messages_discard=disc))))
+            continue
+        if m.broker_epoch < s.partition_replica_state[i][m.source - 1].broker_epoch:
+            # KIP-903, the leader's half: a fetch of an earlier incarnation than one
+            # already recorded is fenced (Replica.updateFetchStateOrThrow: "Received
+            # stale fetch state update"; Kafka compares with its metadata cache)
+            msgs, disc = network.discard(s.messages, s.messages_discard, m)
             out.append((act, with_changes(s, dict(messages=msgs, messages_discard=disc))))
             continue
         last_epoch = last_offset_for_epoch(s, b, mp.last_fetched_epoch, True)
@@ -184,7 +199,7 @@ def receive_fetch_request(k, s, b, mt, out):
                                  FetchResponsePartition(None, md.leader_epoch, mp.fetch_offset,
                                                         d.hwm, last_epoch, ()),
                                  m.source, m.dest)
-            msgs, disc = network.reply(s.messages, s.messages_discard, m, resp)
+            msgs, disc = send(s.messages, s.messages_discard, m, resp)
             out.append((act, with_changes(s, dict(messages=msgs, messages_discard=disc))))
             continue
         # OK: the follower's LEO is its fetch offset
@@ -203,9 +218,13 @@ def receive_fetch_request(k, s, b, mt, out):
                                  new_hwm if new_hwm > old_hwm else old_hwm, None,
                                  (d.log[mp.fetch_offset - 1],) if mp.fetch_offset < d.leo else ()),
                              m.source, m.dest)
-        ch["messages"], ch["messages_discard"] = network.reply(
-            s.messages, s.messages_discard, m, resp)
+        ch["messages"], ch["messages_discard"] = send(s.messages, s.messages_discard, m, resp)
         out.append((act, with_changes(s, ch)))
+
+
+def _lost_reply(messages, discarded, m, _resp):
+    """The reply to a request whose sender stopped since: consumed, unanswered."""
+    return network.discard(messages, discarded, m)
 
 
 def receive_fetch_response(k, s, b, mt, out):

@@ -1,5 +1,6 @@
 """Broker lifecycle: the three ways a broker stops (power loss, process crash,
 controlled shutdown), restart, ZooKeeper session expiry and re-registration
+(each registration a new broker epoch with BrokerEpochs kip380 / kraft)
 (detailed design V2 brokerStartup / startReplica; 0.8 replication design "Follower failure",
 "Leader failure").
 
@@ -27,13 +28,18 @@ from model.zk.state import NO_LEADER, Role, put, with_changes
 from model.zk.zookeeper import end_session
 
 
-def _stop(k, s, b, ch: dict, lost: frozenset) -> dict:
+def _stop(k, s, b, ch: dict, lost: frozenset, clean: bool = False) -> dict:
     """The effect every stop shares, added to `ch`: the process is down, its
     session's ephemeral entries go (the leader entry too, unless the
     controller owns it), its role, in-memory HW, leader view and anything in
-    flight to it are gone; the ghost notes the values it lost."""
+    flight to it are gone (a controller's request waits, RequestsSurviveStop);
+    the ghost notes the values it lost (none in a
+    clean stop, after which it stays up for the durability promise)."""
     running = put(s.running, b, False)
     ch["running"] = running
+    clean_down = s.clean_down | {b} if clean else s.clean_down
+    if clean:
+        ch["clean_down"] = clean_down
     if b in s.zk_live:
         ch["zk_live"], zk = end_session(k, s.zk_live, s.zk_partition, b)
         if zk is not s.zk_partition:
@@ -46,9 +52,9 @@ def _stop(k, s, b, ch: dict, lost: frozenset) -> dict:
         ch["leader_view"] = put(s.leader_view, b, None)
     if s.fetch_response[b] is not None:
         ch["fetch_response"] = put(s.fetch_response, b, None)
-    if s.ctl_request[b] is not None:
+    if s.ctl_request[b] is not None and not k.requests_survive_stop:
         ch["ctl_request"] = put(s.ctl_request, b, None)
-    ch["acked"] = ghost.crash(s.acked, b, lost, running)
+    ch["acked"] = ghost.crash(s.acked, b, lost, ghost.up_of(running, clean_down))
     return ch
 
 
@@ -73,7 +79,7 @@ def power_loss(k, s, b, out):
     if running:
         _stop(k, s, b, ch, lost)
     elif lost:
-        ch["acked"] = ghost.crash(s.acked, b, lost, s.running)
+        ch["acked"] = ghost.crash(s.acked, b, lost, ghost.up_of(s.running, s.clean_down))
     out.append((k.acts["PowerLoss"][b], with_changes(s, ch)))
 
 
@@ -105,7 +111,7 @@ def controlled_shutdown(k, s, b, out):
         ch["flushed"] = put(s.flushed, b, leo)
     if s.ckpt_hw[b] != s.hw[b]:
         ch["ckpt_hw"] = put(s.ckpt_hw, b, s.hw[b])
-    _stop(k, s, b, ch, frozenset())
+    _stop(k, s, b, ch, frozenset(), clean=True)
     act = k.acts["ControlledShutdown"][b]
     if k.controller and b in s.ctl_live:
         for t in controller.handle_stop(k, with_changes(s, ch), b):
@@ -128,6 +134,13 @@ def restart(k, s, b, out):
         return
     log = s.log[b]
     ch = {"running": put(s.running, b, True), "zk_live": s.zk_live | {b}}
+    if k.epochs:
+        ch["broker_epoch"] = put(s.broker_epoch, b, s.broker_epoch[b] + 1)
+    if b in s.clean_down:  # back up: outside the ISR it keeps nothing for the promise
+        ch["clean_down"] = s.clean_down - {b}
+        if b not in s.zk_partition.isr:
+            ch["acked"] = ghost.restrict(s.acked, s.zk_partition.isr | (s.clean_down - {b}),
+                                         ghost.up_of(s.running, s.clean_down))
     hw = min(s.ckpt_hw[b], len(log))
     if hw:
         ch["hw"] = put(s.hw, b, hw)
@@ -168,6 +181,8 @@ def reregister(k, s, b, out):
     if not s.running[b] or b in s.zk_live or (k.broker_epochs == "kraft" and b in s.ctl_live):
         return
     ch = {"zk_live": s.zk_live | {b}}
+    if k.epochs:
+        ch["broker_epoch"] = put(s.broker_epoch, b, s.broker_epoch[b] + 1)
     zk = s.zk_partition
     role = s.role[b]
     if k.controller:

@@ -53,6 +53,13 @@ CONSTANTS = (
              "but a new controller knows only the current epochs; kraft: a broker registers through "
              "the controller, which handles the loss of its old incarnation first, and the "
              "registration survives controller fail-overs (v3.5 description 1.2.2)"),
+    Constant("RequestsSurviveStop", bool, True,
+             "Election controller: a LeaderAndIsr request to a broker that stops stays queued at the "
+             "controller until it handles the broker's loss (0.8 ControllerChannelManager: the send "
+             "thread retries until removeBroker), and reaches the broker's next incarnation if it "
+             "restarts first; with BrokerEpochs kip380 / kraft the request carries the broker epoch "
+             "the controller knows and that incarnation rejects it as stale (KIP-380, KafkaApis "
+             "handleLeaderAndIsrRequest); false: a stop loses the request"),
     Constant("ControllerFailoverLimit", int, 0,
              "Election controller: how many times a new controller takes over (reads ZooKeeper "
              "afresh, elects for an offline partition, sends LeaderAndIsr to every live replica)"),

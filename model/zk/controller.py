@@ -26,7 +26,11 @@ What the controller knows is its own view, not ZooKeeper's:
   the old one), so no bounce goes unseen.
 - Its decisions reach the brokers as LeaderAndIsr requests (ctl_request, one
   in flight per broker, the newest replacing an older one), sent to the
-  replicas it believes alive; a broker acts on a request of a newer leader
+  replicas it believes alive. With RequestsSurviveStop (Kafka) a request to a
+  broker that stopped waits until the controller handles the broker's loss,
+  and a broker that restarts first receives it; with broker epochs it
+  carries the epoch of the registration the controller knows, and a later
+  registration rejects it (KIP-380). A broker acts on a request of a newer leader
   epoch than its own (a replica with no state takes any), and a leader takes
   a newer ISR of its own epoch (the znode version it must write under).
   A restarted broker waits for one: it neither elects itself nor follows on
@@ -71,23 +75,44 @@ def _settle(k, zk, isr: frozenset, leader: int, live: frozenset) -> list:
     return result
 
 
-def _request(zk) -> LeaderAndIsr:
-    return LeaderAndIsr(zk.leader, zk.leader_epoch, zk.isr, zk.version)
+def _known_epoch(k, s, ch: dict, r) -> int:
+    """The broker epoch of r's registration the controller knows: the current
+    one, unless r registered again in a bounce it has not handled (0 without
+    broker epochs)."""
+    if not k.epochs:
+        return 0
+    return s.broker_epoch[r] - (r in ch.get("ctl_stale", s.ctl_stale))
 
 
 def _send(k, s, ch: dict, zk, to) -> None:
     """LeaderAndIsr(zk) to the replicas in `to` (those the controller believes
-    alive); lost for a broker that is not running. Nothing is sent for a
-    partition left without a leader."""
+    alive), each carrying the broker epoch the controller knows of it; to a
+    broker that is not running it waits in the controller's queue
+    (RequestsSurviveStop) or is lost. Nothing is sent for a partition left
+    without a leader."""
     if zk.leader == NO_LEADER:
         return
     running = ch.get("running", s.running)
     requests = ch.get("ctl_request", s.ctl_request)
-    req = None
     for r in k.replicas:
-        if r in to and running[r]:
-            req = req or _request(zk)
+        if r in to and (running[r] or k.requests_survive_stop):
+            req = LeaderAndIsr(zk.leader, zk.leader_epoch, zk.isr, zk.version,
+                               _known_epoch(k, s, ch, r))
             requests = put(requests, r, req)
+    if requests is not s.ctl_request:
+        ch["ctl_request"] = requests
+
+
+def _remove_broker(k, s, ch: dict, gone) -> None:
+    """The controller drops its queued requests to the brokers in `gone`
+    (ControllerChannelManager.removeBroker), with RequestsSurviveStop: until
+    then they wait for the broker."""
+    if not k.requests_survive_stop:
+        return
+    requests = ch.get("ctl_request", s.ctl_request)
+    for r in gone:
+        if requests[r] is not None:
+            requests = put(requests, r, None)
     if requests is not s.ctl_request:
         ch["ctl_request"] = requests
 
@@ -97,7 +122,9 @@ def _write(k, s, ch: dict, zk, unclean) -> None:
     if zk is not s.zk_partition:
         ch["zk_partition"] = zk
         if zk.isr != s.zk_partition.isr:
-            ch["acked"] = ghost.restrict(ch.get("acked", s.acked), zk.isr, ch.get("running", s.running))
+            ch["acked"] = ghost.isr_changed(ch.get("acked", s.acked), zk.isr,
+                                            ch.get("running", s.running),
+                                            ch.get("clean_down", s.clean_down), bool(unclean))
     f = ch.get("faults", s.faults)
     if unclean is not None and f.unclean_leader != unclean:
         f = f._replace(unclean_leader=unclean)
@@ -125,6 +152,7 @@ def _failure(k, s, b, bounced: bool) -> list:
         ch = {"ctl_live": live}
         if b in s.ctl_stale:
             ch["ctl_stale"] = s.ctl_stale - {b}
+        _remove_broker(k, s, ch, (b,))
         _write(k, s, ch, new_zk, unclean)
         if new_zk is not zk:
             _send(k, s, ch, new_zk, live)
@@ -200,6 +228,7 @@ def controller_failover(k, s, out):
             ch["ctl_live"] = live
         if s.ctl_stale:
             ch["ctl_stale"] = frozenset()
+        _remove_broker(k, s, ch, [r for r in k.replicas if r not in live])
         _write(k, s, ch, new_zk, unclean)
         _send(k, s, ch, new_zk, live)
         out.append((act, with_changes(s, ch)))
@@ -211,11 +240,16 @@ def receive_leader_and_isr(k, s, b, out):
     HW (0.8 makeLeader). Naming b leader in its own epoch: b takes the
     newer ISR and znode version and commits what it can. Naming another
     leader in a newer epoch: b follows it (becomeFollower, each variant's
-    truncation). Anything else is stale and dropped."""
+    truncation). Anything else is stale and dropped; so is (BrokerEpochs
+    kip380 / kraft) a request for an earlier registration of b (KIP-380:
+    KafkaApis rejects it with STALE_BROKER_EPOCH)."""
     req = s.ctl_request[b]
     if req is None or not s.running[b]:
         return
     ch: dict = {"ctl_request": put(s.ctl_request, b, None)}
+    if k.epochs and req.broker_epoch < s.broker_epoch[b]:
+        out.append((k.acts["ReceiveLeaderAndIsr"][b], with_changes(s, ch)))
+        return
     role = s.role[b]
     newer = role.role == NONE or role.leader_epoch < req.leader_epoch
     if req.leader == b:

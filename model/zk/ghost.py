@@ -9,13 +9,21 @@ that premise exact with a set of *keepers* per acknowledged value:
   v: at the acknowledgement (every ISR member holding v), when it joins the ISR
   holding v, or when a fetch brings v to an ISR member;
 - it stops being one when it leaves the ISR (shrink, or an election that drops
-  it) or when a crash loses v (v was beyond its flushed offset);
+  it) or when a crash loses v (v was beyond its flushed offset); a broker down
+  after a clean shutdown stays one when the ISR drops it while it is down (it
+  holds v on disk; the ISR only notes its absence) until it restarts outside
+  the ISR, unless an unclean election replaces the ISR (Kafka's documented
+  trade-off: no ISR member was alive);
 - truncating v away *by protocol* (to the HW, to a leader's offset) does not
   end it: that truncation is exactly what the properties check.
 
 v is *protected* while at every moment since its acknowledgement some keeper
-was running; once none is, its keepers are emptied for good (the record is
-outside the promise; states that differ only there then coincide).
+was up: running, or down after a clean shutdown (which flushed everything and
+lost nothing: a broker restarted after a rolling upgrade is still the replica
+Kafka promised with). Once no keeper is up, its keepers are emptied for good
+(the record is outside the promise; states that differ only there then
+coincide). The functions take `up`, per broker whether it is up in that sense
+(up_of below).
 """
 from __future__ import annotations
 
@@ -28,9 +36,16 @@ def values_of(log) -> frozenset:
     return frozenset(r.value for r in log)
 
 
-def _running_keeper(keepers, running) -> bool:
+def up_of(running: tuple, clean_down: frozenset) -> tuple:
+    """Per broker: running, or down after a clean shutdown."""
+    if not clean_down:
+        return running
+    return tuple(r or b in clean_down for b, r in enumerate(running))
+
+
+def _up_keeper(keepers, up) -> bool:
     for m in keepers:
-        if running[m]:
+        if up[m]:
             return True
     return False
 
@@ -60,8 +75,9 @@ def _with_keepers(acked: tuple, new_keepers) -> tuple:
     return tuple(new) if changed else acked
 
 
-def crash(acked: tuple, b: int, lost: frozenset, running) -> tuple:
-    """Broker b crashed (running[b] is already False) and lost the values in `lost`."""
+def crash(acked: tuple, b: int, lost: frozenset, up) -> tuple:
+    """Broker b stopped (up[b] is False unless it shut down cleanly) and lost
+    the values in `lost`."""
     if not acked:
         return acked
 
@@ -70,14 +86,24 @@ def crash(acked: tuple, b: int, lost: frozenset, running) -> tuple:
         if k:
             if b in k and a.value in lost:
                 k = k - {b}
-            if not _running_keeper(k, running):
+            if not _up_keeper(k, up):
                 k = EMPTY
         return k
     return _with_keepers(acked, keepers)
 
 
-def restrict(acked: tuple, isr, running) -> tuple:
-    """The ISR is now `isr`: keepers outside it stop being keepers."""
+def isr_changed(acked: tuple, isr, running, clean_down, unclean: bool = False) -> tuple:
+    """The ISR is now `isr` (by an unclean election: `unclean`): restrict,
+    where a broker down after a clean shutdown keeps its records unless the
+    election was unclean."""
+    if not acked:
+        return acked
+    keep = isr if unclean or not clean_down else isr | clean_down
+    return restrict(acked, keep, up_of(running, clean_down))
+
+
+def restrict(acked: tuple, isr, up) -> tuple:
+    """Keepers outside `isr` stop being keepers."""
     if not acked:
         return acked
 
@@ -85,7 +111,7 @@ def restrict(acked: tuple, isr, running) -> tuple:
         k = a.keepers
         if k and not k <= isr:
             k = k & isr
-            if not _running_keeper(k, running):
+            if not _up_keeper(k, up):
                 k = EMPTY
         return k
     return _with_keepers(acked, keepers)

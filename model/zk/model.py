@@ -74,6 +74,8 @@ class ZkModel:
         self.controller = cfg["Election"] == "controller"
         self.broker_epochs = cfg["BrokerEpochs"]
         self.controller_failover_limit = cfg["ControllerFailoverLimit"]
+        self.requests_survive_stop = self.controller and cfg["RequestsSurviveStop"]
+        self.epochs = self.controller and cfg["BrokerEpochs"] != "none"
         self.no_follower_leos = (0,) * n
 
         names = [a for a, _ in ACTIONS]
@@ -138,9 +140,11 @@ class ZkModel:
             ctl_live=frozenset(self.brokers) if self.controller else frozenset(),
             ctl_stale=frozenset(),
             ctl_request=(None,) * n,
+            broker_epoch=(0,) * n,
             acked=(),
             written=frozenset(),
             truncated=False,
+            clean_down=frozenset(),
             faults=NO_FAULTS,
         )]
 
@@ -204,11 +208,13 @@ class ZkModel:
                                  for r in f["fetch_response"]),
             ctl_live=fs(f["ctl_live"]),
             ctl_stale=fs(f["ctl_stale"]),
-            ctl_request=tuple(None if r is None else LeaderAndIsr(r[0], r[1], fs(r[2]), r[3])
+            ctl_request=tuple(None if r is None else LeaderAndIsr(r[0], r[1], fs(r[2]), r[3], r[4])
                               for r in f["ctl_request"]),
+            broker_epoch=tuple(f["broker_epoch"]),
             acked=tuple(Acked(a[0], fs(a[1])) for a in f["acked"]),
             written=fs(f["written"]),
             truncated=bool(f["truncated"]),
+            clean_down=fs(f["clean_down"]),
             faults=Faults(*(bool(x) if i >= 5 else x for i, x in enumerate(f["faults"]))),
         )
 

@@ -167,7 +167,7 @@ def shrink_isr(k, s, leader, out):
             continue
         zk, new_view = written
         ch = {"zk_partition": zk, "leader_view": put(s.leader_view, leader, new_view),
-              "acked": ghost.restrict(s.acked, zk.isr, s.running)}
+              "acked": ghost.isr_changed(s.acked, zk.isr, s.running, s.clean_down)}
         commit(k, s, leader, new_view, log, ch)
         out.append((k.acts["ShrinkIsr"][(leader, f)], _apply(s, ch)))
 

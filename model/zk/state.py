@@ -69,6 +69,8 @@ class LeaderAndIsr(NamedTuple):
     leader_epoch: int
     isr: frozenset
     version: int
+    broker_epoch: int  # the receiver's registration the controller knows (BrokerEpochs
+                       # kip380 / kraft; 0 otherwise): older than the receiver's: stale
 
 
 class Faults(NamedTuple):
@@ -92,8 +94,9 @@ class Acked(NamedTuple):
     """Ghost: an acknowledged value and its keepers: the ISR members that held
     it when it was acknowledged (or joined the ISR holding it later), still in
     the ISR, that have not lost it in a crash. Empty once, at some moment, no
-    keeper was running: the record is then outside Kafka's durability promise
-    (Kafka's design docs, unclean leader election: "predicated on at least one replica remaining in sync")."""
+    keeper was up (running, or down after a clean shutdown): the record is
+    then outside Kafka's durability promise (Kafka's design docs, unclean
+    leader election: "predicated on at least one replica remaining in sync").
 
     value: str
     keepers: frozenset
@@ -117,10 +120,14 @@ class ZkState(NamedTuple):
     ctl_stale: frozenset      # of those, the ones registered again since a session
                               # loss the controller never processed (a bounce it missed)
     ctl_request: tuple        # broker -> LeaderAndIsr | None (in flight to it)
+    broker_epoch: tuple       # broker -> its registrations so far (BrokerEpochs kip380 /
+                              # kraft; 0 otherwise): the epoch of the current one
     # ghost and bounds (not protocol)
     acked: tuple              # of Acked, ordered by value
     written: frozenset        # values the producer has written
     truncated: bool           # some replica truncated a record away (witness)
+    clean_down: frozenset     # brokers down after a clean shutdown: they keep what
+                              # they hold for the durability promise (ghost.py)
     faults: Faults
 
 

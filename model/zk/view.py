@@ -22,15 +22,17 @@ from model.zk.state import NO_EPOCH, NO_LEADER, Role
 
 # variables that are functions over the brokers (tuples indexed by broker id)
 PER_BROKER = ("running", "role", "log", "hw", "flushed", "ckpt_hw", "leader_view",
-              "fetch_response", "ctl_request")
+              "fetch_response", "ctl_request", "broker_epoch")
 FIELD_NAMES = {"hw": "HW", "ckpt_hw": "checkpointed HW", "flushed": "flushed", "log": "log",
                "running": "running", "role": "role", "leader_view": "leader's view",
                "fetch_response": "fetch response in flight", "ctl_request": "LeaderAndIsr in flight",
+               "broker_epoch": "broker epoch",
                "isr": "ISR", "leader_epoch": "leader epoch", "zk_version": "znode version",
                "follower_leo": "followers' LEOs", "version": "version"}
 LABELS = {"zk_live": "ZooKeeper live sessions", "ctl_live": "controller believes live",
           "ctl_stale": "controller missed the bounce of", "written": "written",
-          "truncated": "ghost: some replica truncated"}
+          "truncated": "ghost: some replica truncated",
+          "clean_down": "ghost: down after a clean shutdown"}
 CONTROLLER_ACTIONS = {"OnBrokerFailure", "OnBrokerStartup", "ControllerFailover"}
 DESCRIBE = {
     "Produce": "a producer writes {v} to leader {b}",
@@ -103,7 +105,9 @@ def fmt_response(r) -> str:
 def fmt_request(r) -> str:
     if r is None:
         return "none"
-    return f"LeaderAndIsr(leader {bname(r.leader)}, leader epoch {r.leader_epoch}, ISR {fmt_set(r.isr)}, version {r.version})"
+    epoch = f", broker epoch {r.broker_epoch}" if r.broker_epoch else ""
+    return (f"LeaderAndIsr(leader {bname(r.leader)}, leader epoch {r.leader_epoch}, ISR {fmt_set(r.isr)}, "
+            f"version {r.version}{epoch})")
 
 
 def fmt(name: str, v: Any) -> str:
@@ -122,7 +126,7 @@ def fmt(name: str, v: Any) -> str:
         return fmt_request(v)
     if name == "zk_partition":
         return fmt_znode(v)
-    if name in ("zk_live", "ctl_live", "ctl_stale"):
+    if name in ("zk_live", "ctl_live", "ctl_stale", "clean_down"):
         return fmt_set(v)
     if name == "leader":
         return bname(v)

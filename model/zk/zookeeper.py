@@ -64,7 +64,8 @@ def elect_leader(k, s, b, out):
         "role": put(s.role, b, ReplicaRole(Role.LEADER, b, epoch)),
         "hw": put(s.hw, b, len(s.log[b])),
         "leader_view": put(s.leader_view, b, LeaderView(isr, version, k.no_follower_leos)),
-        "acked": ghost.restrict(s.acked, isr, s.running),
+        "acked": ghost.isr_changed(s.acked, isr, s.running, s.clean_down,
+                                   act.name == "UncleanElectLeader"),
     }
     if s.fetch_response[b] is not None:
         ch["fetch_response"] = put(s.fetch_response, b, None)

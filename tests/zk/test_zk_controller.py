@@ -9,6 +9,8 @@ reactions.
 """
 from __future__ import annotations
 
+import pytest
+
 from checker.search import registry
 from checker.search.engine import check
 from model.zk.model import ZkModel
@@ -41,7 +43,7 @@ def test_a_lost_leader_leaves_the_isr_and_the_controller_elects():
     assert "OnBrokerFailure(0)" in names(m, s) and "Restart(0)" in names(m, s)  # they race
     s = step(m, s, "OnBrokerFailure", 0)
     assert s.zk_partition == (1, 1, frozenset({1}), 1) and s.ctl_live == {1}
-    assert s.ctl_request == (None, LeaderAndIsr(1, 1, frozenset({1}), 1))
+    assert s.ctl_request == (None, LeaderAndIsr(1, 1, frozenset({1}), 1, 0))
     assert s.role[1] == ReplicaRole(Role.FOLLOWER, 0, 0)  # not told yet
     s = step(m, s, "ReceiveLeaderAndIsr", 1)
     assert s.role[1] == ReplicaRole(Role.LEADER, 1, 1) and s.hw[1] == 1
@@ -50,7 +52,7 @@ def test_a_lost_leader_leaves_the_isr_and_the_controller_elects():
     s = step(m, s, "Restart", 0)
     assert s.role[0].role == Role.NONE and not s.ctl_stale
     s = step(m, s, "OnBrokerStartup", 0)
-    assert s.ctl_live == {0, 1} and s.ctl_request[0] == LeaderAndIsr(1, 1, frozenset({1}), 1)
+    assert s.ctl_live == {0, 1} and s.ctl_request[0] == LeaderAndIsr(1, 1, frozenset({1}), 1, 0)
     s = step(m, s, "ReceiveLeaderAndIsr", 0)
     assert s.role[0] == ReplicaRole(Role.FOLLOWER, 1, 1)  # its log is empty: nothing to ask
 
@@ -74,7 +76,7 @@ def test_the_last_isr_member_stays_and_leads_again_when_it_returns():
     assert s.ctl_request == (None, None)  # nothing to tell about a partition with no leader
     s = run(m, ("Restart", 0), ("OnBrokerStartup", 0), state=s)
     assert s.zk_partition == (0, 2, frozenset({0}), 3)
-    assert s.ctl_request == (LeaderAndIsr(0, 2, frozenset({0}), 3),) * 2
+    assert s.ctl_request == (LeaderAndIsr(0, 2, frozenset({0}), 3, 0),) * 2
 
 
 def test_unclean_election_by_the_controller():
@@ -101,8 +103,31 @@ def test_kip380_handles_a_bounce_it_sees_as_a_failure_and_a_startup():
     s = run(m, *COMMIT_A, ("PowerLoss", 0), ("Restart", 0))
     s = step(m, s, "OnBrokerFailure", 0)
     assert s.zk_partition == (1, 1, frozenset({1}), 1) and s.ctl_live == {0, 1}
-    assert not s.ctl_stale
-    assert s.ctl_request == (LeaderAndIsr(1, 1, frozenset({1}), 1),) * 2
+    assert not s.ctl_stale and s.broker_epoch == (1, 0)
+    # to broker-0 under its new registration (broker epoch 1)
+    assert s.ctl_request == (LeaderAndIsr(1, 1, frozenset({1}), 1, 1), LeaderAndIsr(1, 1, frozenset({1}), 1, 0))
+
+
+@pytest.mark.parametrize("epochs", ["none", "kip380"])
+def test_a_request_outlives_the_stop_and_kip380_rejects_it_after_a_restart(epochs):
+    """The controller handles broker-1's power loss: the ISR shrinks to broker-0.
+    broker-0 then crashes with that request still queued (RequestsSurviveStop)
+    and restarts before the controller looks: without broker epochs it takes
+    the request of its earlier incarnation and leads; with KIP-380 the request
+    carries broker epoch 0, broker-0 is at 1 and rejects it as stale."""
+    m = model(BrokerEpochs=epochs, ProcessCrashLimit=1)
+    s = run(m, *COMMIT_A, ("PowerLoss", 1), ("OnBrokerFailure", 1), ("ProcessCrash", 0))
+    assert s.ctl_request[0] == LeaderAndIsr(0, 0, frozenset({0}), 1, 0)  # waits for broker-0
+    s = step(m, s, "Restart", 0)
+    s = step(m, s, "ReceiveLeaderAndIsr", 0)
+    assert s.ctl_request[0] is None
+    if epochs == "none":
+        assert s.role[0] == ReplicaRole(Role.LEADER, 0, 0)
+    else:
+        assert s.broker_epoch[0] == 1 and s.role[0].role == Role.NONE  # stale: rejected
+    old = model(BrokerEpochs=epochs, ProcessCrashLimit=1, RequestsSurviveStop=False)
+    t = run(old, *COMMIT_A, ("PowerLoss", 1), ("OnBrokerFailure", 1), ("ProcessCrash", 0))
+    assert t.ctl_request[0] is None  # lost with the stop
 
 
 def test_kraft_registration_waits_for_the_controller():
@@ -118,7 +143,7 @@ def test_a_new_controller_reads_zookeeper_afresh():
     s = run(m, *COMMIT_A, ("PowerLoss", 0), ("Restart", 0), ("ControllerFailover",))
     # leader 0 is registered, so alive: every live replica is told so
     assert s.ctl_stale == frozenset() and s.faults.failovers == 1
-    assert s.ctl_request == (LeaderAndIsr(0, 0, frozenset({0, 1}), 0),) * 2
+    assert s.ctl_request == (LeaderAndIsr(0, 0, frozenset({0, 1}), 0, 0),) * 2
     s = step(m, s, "ReceiveLeaderAndIsr", 0)
     assert s.role[0] == ReplicaRole(Role.LEADER, 0, 0) and s.log[0] == ()
     # the follower already follows epoch 0: the request is stale for it
@@ -135,7 +160,7 @@ def test_a_controlled_shutdown_moves_leadership_first():
     s = run(m, *COMMIT_A, ("ControlledShutdown", 0))
     assert not s.running[0] and s.flushed[0] == 1 and s.ckpt_hw[0] == 1
     assert s.zk_partition == (1, 1, frozenset({1}), 1) and s.ctl_live == {1}
-    assert s.ctl_request == (None, LeaderAndIsr(1, 1, frozenset({1}), 1))
+    assert s.ctl_request == (None, LeaderAndIsr(1, 1, frozenset({1}), 1, 0))
     assert "OnBrokerFailure(0)" not in names(m, s)  # the controller has handled it
 
 
@@ -165,8 +190,23 @@ def test_zombie_leader_under_the_controller():
 
 
 def test_every_property_holds_with_the_controller_and_each_fault():
-    for extra in (dict(ProcessCrashLimit=1, PowerLossLimit=1), dict(ControlledShutdownLimit=2),
+    for extra in (dict(ProcessCrashLimit=1, PowerLossLimit=1),
+                  dict(ControlledShutdownLimit=2, PowerLossLimit=0),
                   dict(SessionExpiryLimit=1, PowerLossLimit=1), dict(UncleanLeaderElection=True)):
         model_, props = registry.build("zk", "leader_epoch", {**C2, **extra})
         r = check(model_, props)
         assert r.outcome == "pass" and r.exhausted, (extra, r.violations)
+
+
+@pytest.mark.parametrize("epochs,depth", [("none", 8), ("kip380", 9), ("kraft", 10)])
+def test_a_clean_stop_of_the_last_holder_hands_the_partition_to_the_replica_that_lost_it(epochs, depth):
+    """broker-0 power-loses A; broker-1, the other holder, shuts down cleanly
+    while the controller has yet to handle (or, without broker epochs, never
+    sees) broker-0's loss: the controller shrinks the ISR to broker-0, which
+    leads without A. broker-1 is down after a clean stop, holding A on disk:
+    A stays under the durability promise, and LeaderCompleteness fails."""
+    model_, props = registry.build("zk", "leader_epoch", {**C2, "ControlledShutdownLimit": 2,
+                                                          "BrokerEpochs": epochs})
+    r = check(model_, props)
+    assert r.outcome == "violation"
+    assert [(v.property, v.depth) for v in r.violations] == [("LeaderCompleteness", depth)]

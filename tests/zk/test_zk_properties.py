@@ -13,6 +13,7 @@ from model.base import ALWAYS, SOMETIMES, Property
 from model.zk import ghost
 from model.zk.model import ZkModel
 from model.zk.state import NO_LEADER, Acked, Record, ReplicaRole, Role
+from zk_steps import run
 
 E = frozenset()
 
@@ -50,7 +51,8 @@ def test_property_names_kinds_and_one_line_docs():
                 ControllerFailoverLimit=1)
     assert [p.name for p in properties_for(m) if p.kind == SOMETIMES][4:] == [
         "AckedRecordSurvivedCrash", "PageCacheSurvivedCrash", "ControlledShutdownHappened",
-        "BrokerBounced", "ControllerFailedOver", "UncleanLeaderLacksAckedRecord"]
+        "BrokerBounced", "RequestOutlivedStop", "ControllerFailedOver",
+        "UncleanLeaderLacksAckedRecord"]
 
 
 def test_leader_completeness_checks_protected_records_only():
@@ -106,6 +108,39 @@ def test_ghost_crash_unprotects_when_no_keeper_runs():
     assert ghost.crash(acked, 1, frozenset({"A"}), (True, False)) == (Acked("A", frozenset({0})),)
     # the last running keeper crashes: outside the promise for good
     assert ghost.crash(acked, 0, E, (False, False)) == (Acked("A", E),)
+
+
+def test_ghost_a_clean_stop_keeps_the_promise():
+    acked = (Acked("A", frozenset({0, 1})),)
+    # both keepers stop, 1 cleanly: A stays protected (1 is up for the promise)
+    up = ghost.up_of((False, False), frozenset({1}))
+    assert up == (False, True)
+    assert ghost.crash(acked, 0, E, up) is acked
+    assert ghost.up_of((True, False), E) == (True, False)
+
+
+def test_controlled_shutdowns_alone_lose_a_record_under_the_promise_hw_truncation():
+    """Three brokers, clean stops only (0.8, registration): broker-1 truncates
+    A away on restart but the leader still counts its stale fetch, so A is
+    acknowledged with broker-0 its only holder; broker-0 shuts down cleanly,
+    broker-1 wins the election and broker-0 truncates to its HW on restart.
+    broker-0 is up for the promise (down after a clean stop, holding A on
+    disk), so the election breaks LeaderCompleteness; the old ghost had
+    dropped A from the promise at broker-0's stop, and no invariant failed."""
+    m = ZkModel("hw_truncation", {"BrokerCount": 3, "ReplicationFactor": 3, "PowerLossLimit": 0,
+                                  "ControlledShutdownLimit": 2})
+    pr = preds(m)
+    s = run(m, ("Produce", 0, "A"), ("HandleFetch", 0, 1), ("ReceiveFetchResponse", 1),
+            ("HandleFetch", 0, 1), ("ControlledShutdown", 1), ("Restart", 1), ("ShrinkIsr", 0, 2),
+            ("ControlledShutdown", 0))
+    assert s.acked == (Acked("A", frozenset({0})),) and s.clean_down == {0}
+    s = run(m, ("ElectLeader", 1), state=s)
+    assert s.acked == (Acked("A", frozenset({0})),)  # out of the ISR, down cleanly: still kept
+    assert not pr["LeaderCompleteness"](s)
+    s = run(m, ("Restart", 0), ("HandleFetch", 1, 0), ("ReceiveFetchResponse", 0), state=s)
+    assert all(r.value != "A" for b in m.replicas for r in s.log[b])  # gone
+    # back up outside the ISR, broker-0 keeps nothing for the promise
+    assert s.acked == (Acked("A", E),)
 
 
 def test_ghost_restrict_and_gain():

@@ -239,9 +239,16 @@ def test_the_08_controller_and_the_stale_follower_leo():
     spec, r = run_spec("zk-leader_epoch-controller-3-brokers")
     v = only_violation(r)
     assert (v.property, v.depth) == ("LeaderCompleteness", 12)
+    # the leader's unseen bounce: it takes the request queued for its earlier self
+    assert actions(v)[4:6] == ["PowerLoss(1)", "OnBrokerFailure(1)"]
+    assert actions(v)[-3:] == ["PowerLoss(0)", "Restart(0)", "ReceiveLeaderAndIsr(0)"]
+    assert any(s.ctl_stale for _, s in v.trace)  # the bounce the controller never saw
+    # a stop that loses the request: the follower's unseen bounce, also 12 steps
+    spec, r = run_spec("zk-leader_epoch-controller-3-brokers", RequestsSurviveStop=False)
+    v = only_violation(r)
+    assert (v.property, v.depth) == ("LeaderCompleteness", 12)
     assert actions(v)[4:6] == ["PowerLoss(1)", "Restart(1)"]
     assert actions(v)[-2:] == ["OnBrokerFailure(0)", "ReceiveLeaderAndIsr(1)"]
-    assert any(s.ctl_stale for _, s in v.trace)  # the bounce the controller never saw
 
 
 # ---- every spec -----------------------------------------------------------------------------------
