@@ -96,7 +96,7 @@ class Acked(NamedTuple):
     the ISR, that have not lost it in a crash. Empty once, at some moment, no
     keeper was up (running, or down after a clean shutdown): the record is
     then outside Kafka's durability promise (Kafka's design docs, unclean
-    leader election: "predicated on at least one replica remaining in sync").
+    leader election: "predicated on at least one replica remaining in sync")."""
 
     value: str
     keepers: frozenset
