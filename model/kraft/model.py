@@ -101,6 +101,10 @@ class KraftModel:
         self.mutant = mutant_flags(cfg.get("Mutants", ()))  # seeded bugs (mutants.py)
         # quirks 5 and 6 of the reference kept (the default) or fixed (config.py)
         self.reference_quirks = cfg.get("ReferenceQuirks", True)
+        # storage variants: Kafka 4.x's last-known-leader election (the LastKnownELR
+        # holds the last leader) and unclean.leader.election.enable (config.py)
+        self.last_known_leader = cfg.get("UncleanRecoveryStrategy") == "last_known_leader"
+        self.unclean_election = cfg.get("UncleanLeaderElection", False)
 
         # shared immutable values (identity reuse keeps successors cheap)
         self.blank_replica = PeerReplicaState(None, 0)
