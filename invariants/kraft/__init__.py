@@ -2,7 +2,8 @@
 
 Invariants keep the reference's names and meaning (Vanlightly/kafka-tlaplus
 @ 823615e, kraft/{kip-966,v3.5}/*_properties.tla), in this order:
-1. those the reference's .cfg checks, in its order;
+1. those the reference's .cfg checks, in its order, then kmc's own
+   RecoveryQuorumAtLeastMinIsr (kip966: what holds of the recovery quorum);
 2. the reference's validity invariants (not in its .cfg; kmc checks them too);
 3. kmc's `sometimes` witnesses, so no invariant passes vacuously.
 
@@ -41,6 +42,9 @@ _INVARIANTS = (
      (KIP966,)),
     ("NoCommittedRecordLostGlobally", completeness.no_committed_record_lost_globally,
      "every positively acked value is still in some broker's log", None),
+    ("RecoveryQuorumAtLeastMinIsr", completeness.recovery_quorum_at_least_min_isr,
+     "with ISR and ELR empty, the LastKnownELR has at least MinISR members (kmc's own: what "
+     "holds where MinIsrRecoveryQuorum's 'exactly' does not)", (KIP966,)),
     ("TypeOK", validity.type_ok,
      "every typed variable is in its type (spec-bug catcher)", None),
     ("ValidBrokerState", validity.valid_broker_state,
@@ -128,6 +132,7 @@ _READS = {
     "ConsistentReadProperty": ("con_partition_metadata", "inv_consumed", "partition_data",
                                "partition_metadata", "partition_status"),
     "MinIsrRecoveryQuorum": ("con_partition_metadata",),
+    "RecoveryQuorumAtLeastMinIsr": ("con_partition_metadata",),
     "NoCommittedRecordLostGlobally": ("inv_pos_acked", "partition_data"),
     "TypeOK": ("aux_ctrs", "broker_fetchers", "broker_state", "con_broker_reg",
                "con_partition_metadata", "con_unfenced", "inv_neg_acked", "inv_pos_acked",

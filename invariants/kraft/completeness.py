@@ -121,6 +121,25 @@ def min_isr_recovery_quorum(ctx: KraftContext):
     return MinIsrRecoveryQuorum
 
 
+def recovery_quorum_at_least_min_isr(ctx: KraftContext):
+    """RecoveryQuorumAtLeastMinIsr (kip966, kmc's own): with ISR and ELR empty,
+    the LastKnownELR has at least MinISR members. What the protocol keeps
+    (ISR + ELR >= MinISR once the ISR is below MinISR; an ELR member leaves
+    only for the ISR or, restarting unclean, for the LastKnownELR), where
+    MinIsrRecoveryQuorum's "exactly" does not hold: neither the reference's
+    UpdateElr nor Kafka's PartitionChangeBuilder trims the ELR to MinISR
+    (docs/findings.md)."""
+    min_isr = ctx.min_isr
+
+    def RecoveryQuorumAtLeastMinIsr(s) -> bool:
+        md = s.con_partition_metadata
+        if md.isr or md.elr:
+            return True
+        return len(md.last_known_elr) >= min_isr
+
+    return RecoveryQuorumAtLeastMinIsr
+
+
 def no_committed_record_lost_globally(ctx: KraftContext):
     """NoCommittedRecordLostGlobally: every positively acked value is in some
     broker's log (catches loss where no viable leader is left to check)."""

@@ -41,9 +41,15 @@ REFERENCE_FAIRNESS = (
 # The storage variants (kmc's own, model/kraft/storage.py, recovery.py) add the
 # steps that make progress there by the same criterion: the OS flushes dirty
 # pages, and an unclean recovery asks, is answered and completes.
-STORAGE_FAIRNESS = (
+# A dead incarnation cannot renew its session, so Kafka's session timeout
+# (broker.session.timeout.ms) always fences it in the end; without this entry a
+# fair behaviour could keep a crashed broker registered - and leader - for ever.
+# The reference fences in the shutdown step itself and has no such action.
+SESSION_TIMEOUT_FAIRNESS = ("WF:SessionTimeout",)
+STORAGE_FAIRNESS = SESSION_TIMEOUT_FAIRNESS + (
     "WF:BackgroundFlush", "WF:ReceiveGetReplicaLogInfoRequest", "WF:ReceiveGetReplicaLogInfoResponse",
-    "WF:StartUncleanRecovery", "WF:CompleteUncleanRecovery",
+    "WF:StartUncleanRecovery", "WF:CompleteUncleanRecovery", "WF:ElectLastKnownLeader",
+    "WF:ElectUncleanLeader",
 )
 
 REFERENCE_NAMES = ("EventuallyRuns", "EventuallyUnfenced", "AlterPartitionEpochEventuallyReachedOrZero",
@@ -178,6 +184,18 @@ def has_leader(s) -> bool:
     return s.con_partition_metadata.leader != NO_LEADER
 
 
+def live_leader(s) -> bool:
+    """The controller's leader is a broker that runs and that it has unfenced
+    (EventuallyHasLeader also counts a leader that crashed and is not yet fenced)."""
+    leader = s.con_partition_metadata.leader
+    return (leader != NO_LEADER and s.broker_state[leader - 1].status == RUNNING
+            and s.con_broker_reg[leader - 1].status == UNFENCED)
+
+
+def no_live_leader(s) -> bool:
+    return not live_leader(s)
+
+
 # ---- headlines: what never happens, with what the cycle's first state shows ---------
 
 def _set(xs) -> str:
@@ -263,6 +281,18 @@ def _never_leader_in(elr_variant: bool, s) -> str:
             f"{_set(md.isr)}{elr}")
 
 
+def _never_live_leader(elr_variant: bool):
+    def never(_, s) -> str:
+        if s is None:
+            return "the partition never again has a running, unfenced leader"
+        leader = s.con_partition_metadata.leader
+        if leader == NO_LEADER:
+            return _never_leader_in(elr_variant, s).replace("without a leader", "without a running leader", 1)
+        return (f"the partition never again has a running, unfenced leader: its leader {leader} is "
+                f"{_status(s, leader)}")
+    return never
+
+
 def kraft_temporal(model) -> list[TemporalProperty]:
     ctx = context_of(model)
     brokers = tuple(ctx.brokers)
@@ -320,4 +350,11 @@ def kraft_temporal(model) -> list[TemporalProperty]:
             "so this says: once its eligible replicas are back, the partition is available",
             ("con_partition_metadata",), "",
             _never_leader(ctx.variant == KIP966)),
+        TemporalProperty(
+            "EventuallyHasRunningLeader", single(LeadsTo(no_live_leader, live_leader)),
+            "a partition whose leader is missing, stopped or fenced eventually has a leader that "
+            "is RUNNING and UNFENCED again (EventuallyHasLeader counts a crashed leader the "
+            "controller has not fenced yet)",
+            ("broker_state", "con_broker_reg", "con_partition_metadata"), "",
+            _never_live_leader(ctx.variant == KIP966)),
     ]

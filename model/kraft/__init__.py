@@ -102,7 +102,9 @@ a refinement of KIP-966 description 5 that leaves kip966 / v3_5 untouched:
   for crashes; a controlled shutdown still fences at once), and ghost state
   for the Unclean Exclusion property. kip966_storage adds unclean recovery
   (UncleanRecoveryStrategy: balanced | proactive | manual) with
-  GetReplicaLogInfo messages. The state is KraftStorageState: KraftState's 23
+  GetReplicaLogInfo messages, or last_known_leader (what Kafka 4.x ships);
+  both take UncleanLeaderElection (unclean.leader.election.enable), and
+  SessionTimeout fences a crashed broker's dead incarnation. The state is KraftStorageState: KraftState's 23
   variables, then 5 more. Quirks 3-18 are kept (5 and 6 unless
   ReferenceQuirks = false).
 

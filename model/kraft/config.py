@@ -68,7 +68,7 @@ V3_5_CONSTANTS = _COMMON_HEAD + (
 # ---- the storage variants (KIP-966 description 5: beyond the reference) ------------
 
 FLUSH_POLICIES = ("every_write", "every_n", "segment_roll", "async")
-RECOVERY_STRATEGIES = ("balanced", "proactive", "manual")
+RECOVERY_STRATEGIES = ("balanced", "proactive", "manual", "last_known_leader")
 
 _STORAGE = (
     Constant("FlushPolicy", str, "async",
@@ -89,15 +89,22 @@ _STORAGE = (
 )
 _RECOVERY = (
     Constant("UncleanRecoveryStrategy", str, "balanced",
-             "unclean.recovery.strategy: balanced | proactive | manual"),
+             "unclean.recovery.strategy (KIP-966 part 2): balanced | proactive | manual; or "
+             "last_known_leader, what Kafka 4.x ships: the LastKnownELR holds the last leader, "
+             "elected once it is unfenced with ISR and ELR empty"),
 )
 
 # FenceBrokerLimit bounds the fencing of live brokers only (a crashed one's is free)
 _STORAGE_TAIL = (
     Constant("FenceBrokerLimit", int, 1,
              "how many times the controller may fence a running broker (a missed heartbeat); "
-             "fencing a crashed broker (its session timing out) is free"),
-) + _COMMON_TAIL[1:]
+             "fencing a crashed broker (SessionTimeout: its session timing out) is free"),
+) + _COMMON_TAIL[1:] + (
+    Constant("UncleanLeaderElection", bool, False,
+             "unclean.leader.election.enable (Kafka's default false): with no clean candidate "
+             "the controller elects any unfenced replica (ElectUncleanLeader); kip966_storage: "
+             "with UncleanRecoveryStrategy last_known_leader only, as Kafka 4.x ships it"),
+)
 KIP966_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL + _RECOVERY
                             + (_MUTANTS, _REFERENCE_QUIRKS, _ACKS))
 V3_5_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL
@@ -271,6 +278,12 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
                 raise ModelConfigError(
                     f"kraft/{variant}: {name} applies to FlushPolicy = {policy!r} only "
                     f"(FlushPolicy is {cfg['FlushPolicy']!r})")
+    if (cfg.get("UncleanLeaderElection") and v.elr
+            and cfg["UncleanRecoveryStrategy"] != "last_known_leader"):
+        raise ModelConfigError(
+            f"kraft/{variant}: UncleanLeaderElection = true goes with UncleanRecoveryStrategy = "
+            f"'last_known_leader' (Kafka 4.x); KIP-966's strategies replace it, got "
+            f"{cfg['UncleanRecoveryStrategy']!r}")
     if not cfg["Mutants"]:  # the reference protocol: its constants, as its .cfg lists them
         del cfg["Mutants"]
     if cfg["ReferenceQuirks"]:  # likewise: the reference's own behaviour is not a constant of its .cfg

@@ -36,7 +36,9 @@ def apply_partition_change(k, s, replicas, leader, isr, elr, leader_epoch, parti
     """
     md = s.con_partition_metadata
     if k.variant_flags.elr:
-        if len(isr) >= k.min_isr:
+        if k.last_known_leader:
+            last_known_elr = last_known_leader(md, isr, leader)
+        elif len(isr) >= k.min_isr:
             last_known_elr = EMPTY
         elif k.mutant.skip_last_known_elr_update:  # a mutant forgets the ELR leavers
             last_known_elr = md.last_known_elr
@@ -49,6 +51,19 @@ def apply_partition_change(k, s, replicas, leader, isr, elr, leader_epoch, parti
     record = PartitionChangeRecord(_PCR, isr, elr, leader, leader_epoch, partition_epoch,
                                    replicas, last_known_elr, adding, removing)
     return cpm, s.con_metadata_log + (record,)
+
+
+def last_known_leader(md, isr, leader):
+    """The LastKnownELR as Kafka 4.x keeps it (UncleanRecoveryStrategy
+    last_known_leader; PartitionChangeBuilder.maybeUpdateLastKnownLeader): the
+    leader at the change that empties the ISR, cleared once the partition has
+    a leader again; the ELR leavers are not collected."""
+    if not isr and md.isr and md.last_known_elr != {md.leader}:
+        # Kafka stores [-1] when the ISR empties without a leader: nobody to elect
+        return frozenset((md.leader,)) if md.leader != NO_LEADER else EMPTY
+    if leader != NO_LEADER and md.last_known_elr:
+        return EMPTY
+    return md.last_known_elr
 
 
 def update_elr(k, elr, original_isr, proposed_isr, replicas):

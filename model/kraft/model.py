@@ -111,6 +111,10 @@ class KraftModel:
         self.reference_quirks = cfg.get("ReferenceQuirks", True)
         # the producer's acks: "all" (the reference) or "1" (config.py)
         self.acks_all = cfg.get("Acks", "all") == "all"
+        # storage variants: Kafka 4.x's last-known-leader election (the LastKnownELR
+        # holds the last leader) and unclean.leader.election.enable (config.py)
+        self.last_known_leader = cfg.get("UncleanRecoveryStrategy") == "last_known_leader"
+        self.unclean_election = cfg.get("UncleanLeaderElection", False)
 
         # shared immutable values (identity reuse keeps successors cheap)
         self.blank_replica = PeerReplicaState(None, 0)

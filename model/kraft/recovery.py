@@ -9,7 +9,14 @@ UncleanRecoveryStrategy (`unclean.recovery.strategy`):
   ISR / ELR member (ELR members may exist, fenced); asks every replica and
   elects the best log among whatever answers have come in (any non-empty
   subset: completing is a step of its own, interleaved with the answers);
-- manual: no automatic election (none of these actions is part of Next).
+- manual: no automatic election (none of these actions is part of Next);
+- last_known_leader (what Kafka 4.x ships instead of the three above): the
+  LastKnownELR holds the leader at the change that emptied the ISR
+  (controller.last_known_leader) and ElectLastKnownLeader elects it once it
+  is unfenced, ISR and ELR being empty - no log is inspected.
+
+UncleanLeaderElection (unclean.leader.election.enable) adds ElectUncleanLeader:
+any unfenced replica of a partition without a clean candidate.
 
 Each completed recovery is reported as a potential data-loss event (section
 5.3.2): ghost_reported counts it and records, as ghost knowledge, the
@@ -153,19 +160,69 @@ def complete_unclean_recovery(k, s, mt, out):
     best = max((a.last_epoch, a.leo) for a in rec.answers)
     winners = sorted(a.broker for a in rec.answers if (a.last_epoch, a.leo) == best)
     msgs, disc = _without_recovery_messages(s)
-    committed = committed_values(s)
-    reported = s.ghost_reported
     act = k.acts["CompleteUncleanRecovery"][0]
     for c in winners:
         isr = frozenset((c,))
         elr = update_elr(k, md.elr, md.isr, isr, md.replicas) - isr
-        cpm, log = apply_partition_change(k, s, md.replicas, c, isr, elr, md.leader_epoch + 1,
-                                          md.partition_epoch + 1, md.adding, md.removing)
-        held = frozenset(r.value for r in s.partition_data[c - 1].log)
-        lost = committed - held
-        ch = dict(con_partition_metadata=cpm, con_metadata_log=log, con_recovery=None,
-                  messages=msgs, messages_discard=disc,
-                  ghost_reported=RecoveryReport(reported.count + 1, reported.lost | lost))
-        if s.ghost_unclean[c - 1] == Ghost.UNCLEAN:  # its log is now the reference
-            ch["ghost_unclean"] = except_at(s.ghost_unclean, c, Ghost.TRUSTED)
-        out.append((act, with_changes(s, ch)))
+        out.append((act, _elect_and_report(k, s, c, elr, dict(
+            con_recovery=None, messages=msgs, messages_discard=disc))))
+
+
+def _elect_and_report(k, s, c, elr, ch):
+    """s with c elected as leader and sole ISR member (new leader and partition
+    epochs), the election reported as a potential data-loss event (ghost: the
+    committed values c lacks), and c's log the reference from now on."""
+    md = s.con_partition_metadata
+    cpm, log = apply_partition_change(k, s, md.replicas, c, frozenset((c,)), elr,
+                                      md.leader_epoch + 1, md.partition_epoch + 1,
+                                      md.adding, md.removing)
+    lost = committed_values(s) - frozenset(r.value for r in s.partition_data[c - 1].log)
+    reported = s.ghost_reported
+    ch.update(con_partition_metadata=cpm, con_metadata_log=log,
+              ghost_reported=RecoveryReport(reported.count + 1, reported.lost | lost))
+    if s.ghost_unclean[c - 1] == Ghost.UNCLEAN:  # its log is now the reference
+        ch["ghost_unclean"] = except_at(s.ghost_unclean, c, Ghost.TRUSTED)
+    return with_changes(s, ch)
+
+
+# ---- what Kafka 4.x ships (PartitionChangeBuilder.electAnyLeader) ------------------
+
+def _last_known_leader_electable(k, md, unfenced) -> bool:
+    """canElectLastKnownLeader, as Kafka's documentation states it: ISR and ELR
+    empty, the LastKnownELR a single replica (the last leader), unfenced."""
+    return (k.last_known_leader and not md.isr and not md.elr
+            and len(md.last_known_elr) == 1 and md.last_known_elr <= unfenced)
+
+
+def elect_last_known_leader(k, s, mt, out):
+    """ElectLastKnownLeader (UncleanRecoveryStrategy last_known_leader): with
+    ISR and ELR empty and no leader, the controller elects the last known
+    leader once it is unfenced - an unclean election (the ISR becomes that
+    replica alone, the LastKnownELR is cleared), reported as a potential
+    data-loss event. Kafka elects it in the step that unfences it; here it is
+    the controller's next step."""
+    md = s.con_partition_metadata
+    if md.leader != NO_LEADER or not _last_known_leader_electable(k, md, s.con_unfenced):
+        return
+    (c,) = md.last_known_elr
+    out.append((k.acts["ElectLastKnownLeader"][0], _elect_and_report(k, s, c, EMPTY, {})))
+
+
+def elect_unclean_leader(k, s, mt, out):
+    """ElectUncleanLeader (UncleanLeaderElection = true: Kafka's periodic
+    maybeElectUncleanLeaders): a leaderless partition with no clean candidate
+    (no unfenced ISR member; kip966: with the ISR empty, no unfenced ELR
+    member) and no electable last known leader gets any unfenced replica as
+    leader and sole ISR member; the ELR is cleared. Kafka takes the first
+    such replica in assignment order; here any (one successor each)."""
+    md = s.con_partition_metadata
+    if md.leader != NO_LEADER:
+        return
+    unfenced = s.con_unfenced
+    if md.isr & unfenced or (not md.isr and md.elr & unfenced):
+        return
+    if _last_known_leader_electable(k, md, unfenced):
+        return
+    act = k.acts["ElectUncleanLeader"][0]
+    for c in sorted(md.replicas & unfenced):
+        out.append((act, _elect_and_report(k, s, c, EMPTY, {})))

@@ -26,9 +26,11 @@ Three kinds of stop replace the reference's two shutdowns:
   broker whose process crashed before the OS flushed its page cache;
   PowerOutage(b1, b2, ...) (CorrelatedPowerLoss): several at once.
 After a crash the controller notices only when the broker's session times
-out: FenceBroker(b) of a broker whose registered incarnation is dead is that
-timeout, and costs nothing of FenceBrokerLimit (which bounds fencing running
-brokers). A new incarnation can register only once the old one is fenced
+out: SessionTimeout(b) fences a broker whose registered incarnation is dead;
+it costs nothing of FenceBrokerLimit (which bounds FenceBroker(b), fencing a
+live broker that missed heartbeats) and is weakly fair under the storage
+fairness, as Kafka's session timeout always fires in the end. A new
+incarnation can register only once the old one is fenced
 (ReceiveBrokerRegRequest's guard), so fencing always comes first.
 
 Ghost state (not protocol) for the Unclean Exclusion property (section
@@ -246,26 +248,43 @@ def power_outage(k, s, mt, out):
 
 # ---- the controller (storage variants) ---------------------------------------------
 
-def fence_broker(k, s, b, mt, out):
-    """FenceBroker(b): the controller fences an unfenced broker. A running
-    broker's fencing (a missed heartbeat) counts against FenceBrokerLimit; a
-    dead incarnation's (its session timing out after a crash) is free."""
-    i = b - 1
-    reg = s.con_broker_reg[i]
-    if reg.status != UNFENCED:
-        return
-    ctrs = s.aux_ctrs
-    if s.broker_state[i].incarnation_id == reg.incarnation_id:  # the registered incarnation lives
-        if ctrs.fence_broker_ctr >= k.fence_broker_limit:
-            return
-        ctrs = ctrs._replace(fence_broker_ctr=ctrs.fence_broker_ctr + 1)
-    act = k.acts["FenceBroker"][b]
+def _fence(k, s, b, act, ctrs, out):
+    """HandleBrokerFenced(b) and b's registration FENCED: one successor per
+    election option."""
+    reg = s.con_broker_reg[b - 1]
     options, new_unfenced = handle_broker_fenced(k, s, b)
     new_reg = except_at(s.con_broker_reg, b, reg._replace(status=FENCED))
     for cpm, log in options:
         out.append((act, with_changes(s, dict(con_unfenced=new_unfenced, con_broker_reg=new_reg,
                                               con_partition_metadata=cpm, con_metadata_log=log,
                                               aux_ctrs=ctrs))))
+
+
+def _registered_incarnation_lives(s, b) -> bool:
+    return s.broker_state[b - 1].incarnation_id == s.con_broker_reg[b - 1].incarnation_id
+
+
+def fence_broker(k, s, b, mt, out):
+    """FenceBroker(b): the controller fences a live, unfenced broker (a missed
+    heartbeat: a fault), bounded by FenceBrokerLimit."""
+    ctrs = s.aux_ctrs
+    if (s.con_broker_reg[b - 1].status != UNFENCED or not _registered_incarnation_lives(s, b)
+            or ctrs.fence_broker_ctr >= k.fence_broker_limit):
+        return
+    _fence(k, s, b, k.acts["FenceBroker"][b],
+           ctrs._replace(fence_broker_ctr=ctrs.fence_broker_ctr + 1), out)
+
+
+def session_timeout(k, s, b, mt, out):
+    """SessionTimeout(b): the registered incarnation of b is dead (its process
+    crashed or its machine lost power) and its session times out: the
+    controller fences it (Kafka's maybeFenceOneStaleBroker after
+    broker.session.timeout.ms). Free of any limit, and weakly fair: no
+    heartbeat can renew the session of a dead incarnation, so Kafka always
+    fences it in the end (invariants/kraft/liveness.py SESSION_TIMEOUT_FAIRNESS)."""
+    if s.con_broker_reg[b - 1].status != UNFENCED or _registered_incarnation_lives(s, b):
+        return
+    _fence(k, s, b, k.acts["SessionTimeout"][b], s.aux_ctrs, out)
 
 
 def receive_broker_reg_request(k, s, b, mt, out):
@@ -357,7 +376,8 @@ class StorageModel(KraftModel):
              lambda st, reg, kinds, bud: T.RegisterBrokerRequest in kinds),
             ("ReceiveAlterPartitionRequest", controller.receive_alter_partition_request,
              lambda st, reg, kinds, bud: T.AlterPartitionRequest in kinds),
-            ("FenceBroker", fence_broker, lambda st, reg, kinds, bud: bud[0] or st != R),
+            ("FenceBroker", fence_broker, lambda st, reg, kinds, bud: bud[0] and st > OD),
+            ("SessionTimeout", session_timeout, lambda st, reg, kinds, bud: st != R),
             ("UnfenceBroker", controller.unfence_broker, lambda st, reg, kinds, bud: st == R),
         ]
         globals_ = []
@@ -372,6 +392,10 @@ class StorageModel(KraftModel):
             ]
             globals_ += [("StartUncleanRecovery", recovery.start_unclean_recovery),
                          ("CompleteUncleanRecovery", recovery.complete_unclean_recovery)]
+        if self.strategy == "last_known_leader":
+            globals_.append(("ElectLastKnownLeader", recovery.elect_last_known_leader))
+        if self.unclean_election:
+            globals_.append(("ElectUncleanLeader", recovery.elect_unclean_leader))
         self._install(actions, tuple(globals_))
         self.initial_ghost = (TRUSTED,) * self.n
 

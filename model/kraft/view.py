@@ -52,10 +52,10 @@ MSG_SHORT = {
     "GetReplicaLogInfoRequest": "GetReplicaLogInfo", "GetReplicaLogInfoResponse": "GetReplicaLogInfo resp",
 }
 
-CONTROLLER_ACTIONS = {"ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest", "FenceBroker",
+CONTROLLER_ACTIONS = {"ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest", "FenceBroker", "SessionTimeout",
                       "UnfenceBroker", "PerformPartitionReassignment",
                       "ReceiveGetReplicaLogInfoResponse", "StartUncleanRecovery",
-                      "CompleteUncleanRecovery"}
+                      "CompleteUncleanRecovery", "ElectLastKnownLeader", "ElectUncleanLeader"}
 DESCRIBE = {
     "BrokerStart": "broker {b} starts and asks the controller to register it",
     "ReceiveBrokerRegResponse": "broker {b} is registered and runs",
@@ -73,6 +73,7 @@ DESCRIBE = {
     "ReceiveBrokerRegRequest": "the controller registers broker {b}",
     "ReceiveAlterPartitionRequest": "the controller handles leader {b}'s AlterPartition request",
     "FenceBroker": "the controller fences broker {b}",
+    "SessionTimeout": "broker {b}'s session times out: the controller fences its dead incarnation",
     "UnfenceBroker": "the controller unfences broker {b}",
     "PerformPartitionReassignment": "an operator starts a partition reassignment",
     # storage variants
@@ -85,6 +86,8 @@ DESCRIBE = {
     "ReceiveGetReplicaLogInfoResponse": "the controller records broker {b}'s log info",
     "StartUncleanRecovery": "the controller starts an unclean recovery (GetReplicaLogInfo)",
     "CompleteUncleanRecovery": "the controller completes the unclean recovery",
+    "ElectLastKnownLeader": "the controller elects the last known leader (an unclean election)",
+    "ElectUncleanLeader": "the controller elects an unfenced replica outside the ISR (unclean leader election)",
 }
 GHOST = {0: "", 1: "stopped uncleanly", 2: "UNCLEAN (restarted uncleanly, not caught up)"}
 
@@ -329,7 +332,7 @@ class KraftView(TraceView):
             lost = state.ghost_reported.lost - prev.ghost_reported.lost
             if lost:
                 text += f" (it lacks the committed {fmt_set(lost)})"
-        if name in ("FenceBroker", "DataLossShutdown", "UncleanShutdown", "NoDataLossShutdown",
+        if name in ("ElectLastKnownLeader", "ElectUncleanLeader", "FenceBroker", "SessionTimeout", "DataLossShutdown", "UncleanShutdown", "NoDataLossShutdown",
                     "CleanShutdown", "ReceiveBrokerRegRequest", "UnfenceBroker",
                     "ReceiveAlterPartitionRequest", "ControlledShutdown"):
             a, c = prev.con_partition_metadata, state.con_partition_metadata

@@ -124,6 +124,7 @@ def test_properties_and_their_order(k):
            "MetadataLogMatchingProperty", "ConsistentReadProperty"]
     cfg += ["MinIsrRecoveryQuorum"] if kip else []
     cfg += ["NoCommittedRecordLostGlobally"]
+    cfg += ["RecoveryQuorumAtLeastMinIsr"] if kip else []
     validity = ["TypeOK", "ValidBrokerState", "ValidReplicaState", "ValidFetcherState",
                 "ValidControllerState"] + (["ValidControllerIsrAndElr"] if kip else [])
     sometimes = ["RecordCommitted", "LeaderChanged", "UncleanShutdownHappened"] + (

@@ -172,21 +172,22 @@ def test_a_crashed_broker_registers_only_after_its_session_is_fenced_for_free():
     s = committed(m)
     s = run(m, s, ("PowerLoss", 2), ("BrokerStart", 2))
     assert not succ(m, s, "ReceiveBrokerRegRequest", 2)  # the old incarnation is still registered
-    s = step(m, s, "FenceBroker", 2)  # the dead session times out: free
+    assert not succ(m, s, "FenceBroker", 2)  # FenceBroker fences live brokers only
+    s = step(m, s, "SessionTimeout", 2)  # the dead session times out: free
     assert s.aux_ctrs.fence_broker_ctr == 0
     md = s.con_partition_metadata
     assert md.isr == {1} and md.elr == {2}  # case A: below MinISR the ELR keeps it
     s = step(m, s, "ReceiveBrokerRegRequest", 2)  # no epoch file: unclean
     md = s.con_partition_metadata
     assert md.elr == frozenset() and s.ghost_unclean[1] == Ghost.UNCLEAN
-    # a running broker's fence still needs the budget
-    assert not succ(m, s, "FenceBroker", 1)
+    # a running broker's fence still needs the budget; its session does not time out
+    assert not succ(m, s, "FenceBroker", 1) and not succ(m, s, "SessionTimeout", 1)
 
 
 def test_unclean_replica_is_trusted_again_once_the_leader_sees_it_caught_up():
     m = model(FlushPolicy="async")
     s = committed(m)
-    s = run(m, s, ("PowerLoss", 2), ("FenceBroker", 2), ("BrokerStart", 2),
+    s = run(m, s, ("PowerLoss", 2), ("SessionTimeout", 2), ("BrokerStart", 2),
             ("ReceiveBrokerRegRequest", 2), ("ReceiveBrokerRegResponse", 2))
     s = step(m, s, "ReceiveMetadataUpdate", 2, pick=-1)  # up to the last metadata record
     assert s.partition_status[1] is not None
@@ -204,9 +205,9 @@ def outage_and_restarts(m):
     flushed it; a power outage; the controller fences 1 (electing 2), then 2
     (no leader, ELR {1, 2}); both restart without an epoch file."""
     s = committed(m)
-    s = run(m, s, ("BackgroundFlush", 2), ("PowerLoss", 1), ("PowerLoss", 2), ("FenceBroker", 1))
+    s = run(m, s, ("BackgroundFlush", 2), ("PowerLoss", 1), ("PowerLoss", 2), ("SessionTimeout", 1))
     assert s.con_partition_metadata.leader == 2
-    s = step(m, s, "FenceBroker", 2)
+    s = step(m, s, "SessionTimeout", 2)
     md = s.con_partition_metadata
     assert md.leader == NO_LEADER and md.isr == frozenset() and md.elr == {1, 2}
     s = run(m, s, ("BrokerStart", 1), ("ReceiveBrokerRegRequest", 1), ("BrokerStart", 2),
@@ -277,7 +278,7 @@ def test_storage_properties_are_registered_for_the_storage_variants_only():
 def test_unclean_exclusion_flags_an_unclean_elr_member():
     m, props = build_checked("kraft", "kip966_storage", {**B2})
     (ue,) = [p for p in props if p.name == "UncleanExclusion"]
-    s = run(m, committed(m), ("PowerLoss", 2), ("FenceBroker", 2), ("BrokerStart", 2),
+    s = run(m, committed(m), ("PowerLoss", 2), ("SessionTimeout", 2), ("BrokerStart", 2),
             ("ReceiveBrokerRegRequest", 2))
     assert ue.predicate(s)
     forged = s._replace(con_partition_metadata=s.con_partition_metadata._replace(elr=frozenset({2})))
@@ -350,3 +351,46 @@ def test_bad_constants_are_one_line_errors_naming_the_constant(variant, constant
     with pytest.raises(ModelConfigError) as err:
         KRAFT.build(variant, constants)
     assert named in str(err.value) and "\n" not in str(err.value)
+
+
+# ---- what Kafka 4.x ships: the last known leader, unclean.leader.election.enable -------
+
+def test_last_known_leader_is_elected_once_unfenced_whatever_the_other_log_holds():
+    """The LastKnownELR is the leader when the ISR emptied (2), not the ELR
+    leavers; once ISR and ELR are empty and 2 is unfenced it is elected,
+    although only 1 flushed the committed A: the loss is reported."""
+    m = model(UncleanRecoveryStrategy="last_known_leader")
+    assert "ElectLastKnownLeader" in m.action_names and "StartUncleanRecovery" not in m.action_names
+    s = run(m, committed(m), ("BackgroundFlush", 1), ("PowerLoss", 1), ("PowerLoss", 2),
+            ("SessionTimeout", 1), ("SessionTimeout", 2))
+    md = s.con_partition_metadata
+    assert md.leader == NO_LEADER and md.elr == {1, 2} and md.last_known_elr == {2}
+    s = run(m, s, ("BrokerStart", 1), ("ReceiveBrokerRegRequest", 1))
+    assert not succ(m, s, "ElectLastKnownLeader")  # the ELR still holds 2
+    s = run(m, s, ("BrokerStart", 2), ("ReceiveBrokerRegRequest", 2))
+    md = s.con_partition_metadata
+    assert md.isr == md.elr == frozenset() and md.last_known_elr == {2}
+    s = step(m, s, "ElectLastKnownLeader")
+    md = s.con_partition_metadata
+    assert (md.leader, md.isr, md.last_known_elr) == (2, {2}, frozenset())
+    assert s.ghost_reported.count == 1 and s.ghost_reported.lost == {"A"}
+
+
+def test_unclean_leader_election_elects_an_unfenced_replica_outside_isr_and_elr():
+    m = model(UncleanRecoveryStrategy="last_known_leader", UncleanLeaderElection=True)
+    s = run(m, committed(m), ("PowerLoss", 2), ("SessionTimeout", 2), ("PowerLoss", 1),
+            ("SessionTimeout", 1), ("BrokerStart", 2), ("ReceiveBrokerRegRequest", 2))
+    md = s.con_partition_metadata
+    assert md.leader == NO_LEADER and md.isr == frozenset() and md.elr == {1}  # 1 fenced
+    assert not succ(m, s, "ElectLastKnownLeader")
+    s = step(m, s, "ElectUncleanLeader")
+    md = s.con_partition_metadata
+    assert (md.leader, md.isr, md.elr) == (2, {2}, frozenset()) and s.ghost_reported.lost == {"A"}
+    off = model(UncleanRecoveryStrategy="last_known_leader")
+    assert "ElectUncleanLeader" not in off.action_names
+
+
+def test_unclean_leader_election_needs_the_last_known_leader_strategy_in_kip966():
+    with pytest.raises(ModelConfigError, match="UncleanLeaderElection"):
+        model(UncleanLeaderElection=True)
+    assert "ElectUncleanLeader" in model("v3_5_storage", UncleanLeaderElection=True).action_names

@@ -164,6 +164,7 @@ CAUGHT_BY = [
     ("skip_follower_leo_nil_check", "LeaderCompletenessProperty", 8),
     ("skip_follower_leo_nil_check", "ConsistentReadProperty", 9),
     ("skip_partition_epoch_check", "LeaderCandidateCompletenessProperty", 9),
+    ("skip_last_known_elr_update", "RecoveryQuorumAtLeastMinIsr", 6),
 ]
 
 
