@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from checker.output.render import steps
-from checker.output.traces import file_names
+from checker.output.traces import file_names, reproduce_simulation
 
 
 def _esc(s: Any) -> str:
@@ -166,20 +166,6 @@ def simulation_verdict(summary: dict) -> tuple[str, list, str]:
     if command:
         how.append(f"Reproduce: {command}")
     return verdict, figs, "".join(f"<p>{_esc(x)}</p>" for x in how)
-
-
-def reproduce_simulation(summary: dict) -> str | None:
-    """The command that walks a simulation's violating walk again: the same
-    seed, the walks up to the violating one, the same walk depth."""
-    config, sim = summary.get("config") or {}, summary.get("simulate") or {}
-    if not config.get("spec") or "seed" not in sim:
-        return None
-    first = sim.get("first_violation")
-    walks = first["walk"] + 1 if first else sim.get("walks")
-    sets = " ".join(f"--set {k}={json.dumps(v)}" for k, v in (config.get("overrides") or {}).items())
-    return (f"kmc simulate {config['spec']} --seed {sim['seed']} --walks {walks} "
-            f"--depth {sim.get('depth_bound')}" + (" --swarm" if sim.get("swarm") else " --no-swarm")
-            + (f" {sets}" if sets else ""))
 
 
 def run_report(summary: dict) -> str:

@@ -30,6 +30,20 @@ def file_names(prop: str) -> dict[str, str]:
             "itf": f"trace-{prop}.itf.json", "html": f"trace-{prop}.html"}
 
 
+def reproduce_simulation(summary: dict) -> str | None:
+    """The command that walks a simulation's violating walk again: the same
+    seed, the walks up to the violating one, the same walk depth."""
+    config, sim = summary.get("config") or {}, summary.get("simulate") or {}
+    if not config.get("spec") or "seed" not in sim:
+        return None
+    first = sim.get("first_violation")
+    walks = first["walk"] + 1 if first else sim.get("walks")
+    sets = " ".join(f"--set {k}={json.dumps(v)}" for k, v in (config.get("overrides") or {}).items())
+    return (f"kmc simulate {config['spec']} --seed {sim['seed']} --walks {walks} "
+            f"--depth {sim.get('depth_bound')}" + (" --swarm" if sim.get("swarm") else " --no-swarm")
+            + (f" {sets}" if sets else ""))
+
+
 def page_meta(summary: dict | None) -> dict:
     """What the HTML header shows of a run (from its summary object)."""
     if not summary:
@@ -42,7 +56,6 @@ def page_meta(summary: dict | None) -> dict:
         sets = " ".join(f"--set {k}={json.dumps(v)}" for k, v in overrides.items())
         command = f"kmc check {spec}" + (f" {sets}" if sets else "")
         if summary.get("simulate") is not None:   # random walks: BFS would not retrace them
-            from checker.output.report import reproduce_simulation
             command = reproduce_simulation(summary)
     return {"spec": spec, "spec_name": config.get("name"),
             "model": f"{config.get('model')}/{config.get('variant')}" if config.get("model") else None,
