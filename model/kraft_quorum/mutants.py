@@ -38,6 +38,13 @@ MUTANTS: dict[str, tuple[str, str]] = {
     "restart_forgets_vote": (
         "RestartWithState: voted_for is kept (KRaft's quorum-state file is fsynced before a vote)",
         "a voter that restarts has forgotten whom it voted for in its epoch"),
+    # a liveness bug: no invariant breaks (specs/mutants/hwm_needs_all_voters.toml)
+    "hwm_needs_all_voters": (
+        "NewHighwaterMark: Agree(offset, members) \\in Quorum(members)",
+        "the leader advances the high watermark only to an offset every voter holds (Kafka's "
+        "LeaderState takes the end offset at index size / 2 of the voters sorted by end offset, "
+        "highest first; the mutant takes the last, the lowest): one voter crashed or cut off "
+        "for ever and no value is acknowledged again"),
 }
 
 
@@ -49,6 +56,7 @@ class MutantFlags(NamedTuple):
     second_reconfig: bool = False
     removed_voter_counted: bool = False
     restart_forgets_vote: bool = False
+    hwm_needs_all_voters: bool = False
 
 
 NO_MUTANTS = MutantFlags()

@@ -191,7 +191,11 @@ def new_high_watermark(model, st, s: int, ends: tuple, action: str) -> int:
     for o in range(len(log), 0, -1):
         # the leader counts itself (if a member) for its whole log
         agree = frozenset(k for k in members if k == s or fmap_get(ends, k) >= o)
-        if is_quorum(agree, members) or (self_counted and 2 * (len(agree) + 1) > len(members)):
+        if model.mutant.hwm_needs_all_voters:
+            enough = agree == members
+        else:
+            enough = is_quorum(agree, members) or (self_counted and 2 * (len(agree) + 1) > len(members))
+        if enough:
             return o if log[o - 1].epoch == at(st.current_epoch, s) else at(st.hwm, s)
     return at(st.hwm, s)
 
