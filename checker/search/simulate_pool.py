@@ -31,10 +31,14 @@ def simulate_pool(cfg: SimConfig, limits: Limits, workers: int | None = None,
     """The run on `workers` processes (None: one per core); one core or
     one worker: this process alone (checker.search.simulate.simulate_local)."""
     n = workers or cores()
+    totals = Totals(cfg, walker(cfg).action_names)   # built before the fork: every worker has it
     if n <= 1:
         from checker.search.simulate import simulate_local
-        return simulate_local(cfg, limits, progress, progress_interval)[0]
-    totals = Totals(cfg, walker(cfg).action_names)   # built before the fork: every worker has it
+        try:
+            return simulate_local(cfg, limits, progress, progress_interval, totals)[0]
+        except KeyboardInterrupt as e:   # the walks so far, for the line that sums them up
+            e.totals = totals
+            raise
     pool = _Pool(cfg, limits, n)
     last = time.time()
     try:
@@ -48,6 +52,9 @@ def simulate_pool(cfg: SimConfig, limits: Limits, workers: int | None = None,
             if progress is not None and time.time() - last >= progress_interval:
                 last = time.time()
                 progress(totals.progress())
+    except KeyboardInterrupt as e:   # the batches absorbed so far, for the line that sums them up
+        e.totals = totals
+        raise
     finally:
         pool.close()
     return totals

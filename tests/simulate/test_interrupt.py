@@ -45,7 +45,13 @@ def check(code: int, err: str, tmp_path: Path) -> None:
 
 
 def test_local(tmp_path):
-    code, err = interrupt(tmp_path, wait="kmc: simulating", after=2)
+    code, err = interrupt(tmp_path, "--engine", "local", wait="kmc: simulating", after=2)
+    check(code, err, tmp_path)
+
+
+def test_auto(tmp_path):
+    # the default engine: a forked walker per core; the parent sums up the batches it took
+    code, err = interrupt(tmp_path, wait="kmc: simulating", after=3)
     check(code, err, tmp_path)
 
 
