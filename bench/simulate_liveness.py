@@ -13,7 +13,7 @@ must agree (walks, steps, distinct states, verdict): the script says so and
 exits 1 otherwise. Spark's walks per second count its start-up (the driver
 walks while Spark starts); the start-up is shown apart.
 
-Time to find: each spec of LIVENESS_FINDS (the seeded liveness bug, and the
+Time to find: each spec of LIVENESS_FINDS (the seeded liveness bugs, and the
 reference's own liveness violations of specs/quorum and specs/liveness) on
 the local engine (one core) and on auto: the seconds from the first walk to
 the violating one (summary.json's time_to_violation_s), and the walk number
@@ -41,6 +41,7 @@ KMC = [sys.executable, "-m", "checker.front.cli"]
 SPEC = ROOT / "specs" / "quorum" / "simulate-liveness-reference.toml"
 # the seeded liveness bug, then the reference's own liveness violations on small configurations
 LIVENESS_FINDS = [ROOT / "specs" / "simulate" / "kip966-never-unfence-liveness.toml",
+                  ROOT / "specs" / "quorum" / "simulate-mutant-hwm_needs_all_voters.toml",
                   ROOT / "specs" / "quorum" / "liveness-crash-no-leader.toml",
                   ROOT / "specs" / "quorum" / "liveness-epoch-limit-stuck-prospective.toml",
                   ROOT / "specs" / "quorum" / "liveness-remove-self-leads-forever.toml",
