@@ -62,6 +62,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.tlc_quorum_figures import Fail, tla_value, write_rows  # noqa: E402  (the same TLC plumbing)
 DEFAULT_OUT = ROOT / "tests" / "conformance" / "data" / "kraft-tlc-reassignment.json"
 
 # kmc variant -> (folder of the reference, its main module, its constants in .cfg order)
@@ -156,20 +158,6 @@ _cfg("kip966-b2r1n1-ra1-d12", "kip966", 12, BrokerCount=2, InitReplicationFactor
 # Three brokers, RF 2, MinISR 1, the whole state space (245,031 states; a `slow` test).
 _cfg("kip966-b3r2-ra1", "kip966", None, InitReplicationFactor=2, MinISR=1)
 _cfg("v3_5-b3r2-ra1", "v3_5", None, InitReplicationFactor=2, MinISR=1)
-
-class Fail(Exception):
-    """Bad input or a failed run: one line, exit 2."""
-
-
-def tla_value(v) -> str:
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, list):
-        return "{" + ", ".join(v) + "}"
-    raise Fail(f"cannot write {v!r} in TLA+")
-
 
 def extract_spec(ref: Path, variant: str, dest: Path) -> str:
     folder = FOLDERS[variant][0]
@@ -329,15 +317,6 @@ def make_row(name: str, variant: str, constants: dict, depth: int | None, res: d
     row = {"name": name, "variant": variant, "constants": constants, "depth": depth}
     row.update({k: res[k] for k in ROW_KEYS})
     return row
-
-
-def write_rows(path: Path, rows: list[dict]) -> None:
-    rows = sorted(rows, key=lambda r: r["name"])
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(rows, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 def summary(name: str, depth, res: dict) -> str:
