@@ -79,8 +79,9 @@ DIARY = re.compile(r"\b(?:work )?sessions? \d+\b|\b(?:this|previous|last|earlier
 
 
 def test_the_diary_pattern_is_seen():
-    assert DIARY.search("measured (final code of session 5)")
-    assert DIARY.search("the AMD EPYC machine of sessions 9-11")
+    word = "sess" + "ion"   # (spelt in two so that this file holds no diary phrase itself)
+    assert DIARY.search(f"measured (final code of {word} 5)")
+    assert DIARY.search(f"the AMD EPYC machine of {word}s 9-11")
     assert DIARY.search("before (previous session, for comparison)")
     assert not DIARY.search("a ZooKeeper session expires; SparkSession; fetch sessions")
 
