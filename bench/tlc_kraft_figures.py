@@ -63,7 +63,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.tlc_quorum_figures import Fail, tla_value, write_rows  # noqa: E402  (the same TLC plumbing)
+from bench.tlc_quorum_figures import (  # noqa: E402  (the same TLC plumbing)
+    Fail, summary, tla_value, tlc_arguments, write_rows)
 DEFAULT_OUT = ROOT / "tests" / "conformance" / "data" / "kraft-tlc-reassignment.json"
 
 # kmc variant -> (folder of the reference, its main module, its constants in .cfg order)
@@ -319,20 +320,9 @@ def make_row(name: str, variant: str, constants: dict, depth: int | None, res: d
     return row
 
 
-def summary(name: str, depth, res: dict) -> str:
-    return (f"{name}: depth={depth} outcome={res['outcome']} distinct={res['distinct']} "
-            f"generated={res['generated']} levels={res['levels']} wall={res['tlc_wall_s']} s")
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tlc-jar", type=Path, default=Path.home() / "tlc" / "tla2tools.jar")
-    ap.add_argument("--reference-spec", type=Path,
-                    default=Path("/work/.mirror/Vanlightly+kafka-tlaplus/repo"))
-    ap.add_argument("--configs", nargs="*", help="names of CONFIGS (default: all)")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--merge", action="store_true", help="keep the other rows already in --out")
-    ap.add_argument("--cpu", default="0", help="taskset core list ('' for none)")
+    tlc_arguments(ap, DEFAULT_OUT)
     ap.add_argument("--logdir", type=Path, help="keep TLC's logs (without KMCLEVEL lines) here")
     ap.add_argument("--probe", nargs=2, metavar=("VARIANT", "JSON"),
                     help="constants overriding DEFAULTS[VARIANT]; prints the figures, writes no file")

@@ -397,15 +397,21 @@ def summary(name: str, depth, res: dict) -> str:
             f"generated={res['generated']} levels={res['levels']} wall={res['tlc_wall_s']} s")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def tlc_arguments(ap: argparse.ArgumentParser, default_out: Path) -> None:
+    """The options every TLC figures script has: the jar, the reference, the
+    configurations, where the rows go, the core TLC is pinned to."""
     ap.add_argument("--tlc-jar", type=Path, default=Path.home() / "tlc" / "tla2tools.jar")
     ap.add_argument("--reference-spec", type=Path,
                     default=Path("/work/.mirror/Vanlightly+kafka-tlaplus/repo"))
     ap.add_argument("--configs", nargs="*", help="names of CONFIGS (default: all)")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--out", type=Path, default=default_out)
     ap.add_argument("--merge", action="store_true", help="keep the other rows already in --out")
     ap.add_argument("--cpu", default="0", help="taskset core list ('' for none)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    tlc_arguments(ap, DEFAULT_OUT)
     ap.add_argument("--timeout", type=float, help="kill TLC after this many seconds (no row)")
     ap.add_argument("--logdir", type=Path, help="keep TLC's logs (without KMCLEVEL lines) here")
     ap.add_argument("--probe", help="JSON object of constants overriding the 2-server defaults "
