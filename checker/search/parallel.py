@@ -334,6 +334,27 @@ class _PackedLevel:
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
+def fork_workers(ctx, n: int, name: str, target, args_for, procs: list, conns: list) -> None:
+    """Fork n daemon processes target(*args_for(w, send, recv)), each with a
+    pipe to this process: procs and conns get them as they start (so a
+    caller's close() reaches those started before a failure)."""
+    # ^C and SIGTERM wait while forking: one arriving then would run its
+    # handler inside an at-fork hook (logging's), where Python prints and
+    # drops the exception, and the run would go on; unmasked, a pending one
+    # is raised here
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        for w in range(n):
+            recv, send = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=target, args=args_for(w, send, recv), name=f"{name}-{w}", daemon=True)
+            p.start()
+            send.close()
+            procs.append(p)
+            conns.append(recv)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 class _Workers:
     """The forked workers of one level: worker w expands chunks w, w + n, ...
     in order and sends each chunk's result as soon as it has it (the pipe
@@ -347,22 +368,9 @@ class _Workers:
         self.conns: list = []
         self.held: dict = {}   # worker -> its memory after its last chunk (proc.pss)
         try:
-            # ^C and SIGTERM wait while forking: one arriving then would run its
-            # handler inside an at-fork hook (logging's), where Python prints
-            # and drops the exception, and the run would go on; unmasked, a
-            # pending one is raised here
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-            try:
-                for w in range(n):
-                    recv, send = ctx.Pipe(duplex=False)
-                    p = ctx.Process(target=_level_worker, args=(search, chunks, w, n, keep, send, recv),
-                                    name=f"kmc-worker-{w}", daemon=True)
-                    p.start()
-                    send.close()
-                    self.procs.append(p)
-                    self.conns.append(recv)
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            fork_workers(ctx, n, "kmc-worker", _level_worker,
+                         lambda w, send, recv: (search, chunks, w, n, keep, send, recv),
+                         self.procs, self.conns)
         except BaseException:
             self.close()
             raise

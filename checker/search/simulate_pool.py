@@ -21,7 +21,7 @@ import signal
 import time
 from typing import Callable
 
-from checker.search.parallel import STOP_SIGNALS, ParallelError, cores
+from checker.search.parallel import STOP_SIGNALS, ParallelError, cores, fork_workers
 from checker.search.simulate import Limits, SimConfig, Totals, run_batch, walker
 
 
@@ -68,19 +68,9 @@ class _Pool:
         self.procs: list = []
         self.conns: list = []
         try:
-            # a ^C while forking would run its handler in an at-fork hook (see parallel.py)
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-            try:
-                for w in range(n):
-                    recv, send = ctx.Pipe(duplex=False)
-                    p = ctx.Process(target=_worker, args=(cfg, limits, w, n, send, recv),
-                                    name=f"kmc-walker-{w}", daemon=True)
-                    p.start()
-                    send.close()
-                    self.procs.append(p)
-                    self.conns.append(recv)
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            fork_workers(ctx, n, "kmc-walker", _worker,
+                         lambda w, send, recv: (cfg, limits, w, n, send, recv),
+                         self.procs, self.conns)
         except BaseException:
             self.close()
             raise
