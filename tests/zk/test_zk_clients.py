@@ -113,3 +113,30 @@ def test_consumer_off_leaves_the_state_space_alone():
             assert r.sometimes["RecordConsumed"] is not None
             assert r.sometimes["ConsumedFromStaleLeader"] is not None
     assert counts[0] == 3272 and counts[1] > counts[0]
+
+
+@pytest.mark.parametrize("variant,depth", [("hw_truncation", 10), ("leader_epoch", 9)])
+@pytest.mark.parametrize("acks", ["all", "1"])
+def test_truncation_below_the_hw_happens_with_either_acks(variant, depth, acks):
+    """The 0.8 design's "truncate the data before its HW": reached with
+    process crashes only, at the same depth whatever the producer's acks."""
+    model, props = registry.build("zk", variant, dict(Values=["A"], PowerLossLimit=0,
+                                                      ProcessCrashLimit=2, Acks=acks))
+    kept = [p for p in props if p.name in ("ValidState", "TruncatedBelowHw")]
+    r = check(model, kept, CheckOptions())
+    assert r.outcome == "pass" and r.sometimes["TruncatedBelowHw"] == depth
+
+
+def test_truncation_below_the_hw_needs_a_crash():
+    model, props = registry.build("zk", "leader_epoch", dict(Values=["A"], PowerLossLimit=0,
+                                                             SessionExpiryLimit=1))
+    r = check(model, props, CheckOptions())
+    assert r.outcome == "pass" and r.sometimes["TruncatedBelowHw"] is None
+
+
+def test_acks_one_loss_in_the_0_8_protocol_takes_4_steps():
+    model, props = registry.build("zk", "hw_truncation", dict(
+        Values=["A"], PowerLossLimit=0, SessionExpiryLimit=1, Acks="1"))
+    r = check(model, props, CheckOptions())
+    assert r.outcome == "violation" and r.violated == ["NoAcksOneRecordLost"]
+    assert r.violations[0].depth == 4
