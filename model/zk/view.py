@@ -501,6 +501,38 @@ class ZkView(TraceView):
             lambda s, v: any(r.value == v for r in s.log[lead]),
             values, bname(lead), epoch, "acknowledged")
 
+    def _explain_clients(self, prop: str, trace: list) -> Explanation | None:
+        """The headline of a client property's counterexample: what the
+        consumer read (and where it read it), or which acks=1 record is gone."""
+        s = trace[-1][1]
+        at = len(trace) - 1
+        how = f"step {at}, {self.step_title(trace[at][0])}"
+        consumer_col = {len(self.brokers) + 2}
+        if prop == "NoAcksOneRecordLost":
+            held = {r.value for log in s.log for r in log}
+            lost = sorted(s.written - held)
+            text = ("Acknowledged (acks=1) record" + ("s " if len(lost) > 1 else " ") + ", ".join(lost)
+                    + " in no replica's log (" + "; ".join(f"{bname(b)} {fmt_log(s.log[b])}"
+                                                          for b in self.brokers)
+                    + f"). Kafka promises nothing for an acks=1 acknowledgement; it went at {how}.")
+            return Explanation(text, {b + 1 for b in self.brokers}, at, how)
+        c = s.consumer
+        if c is None:
+            return None
+        if prop == "MonotonicReads":
+            seen: dict = {}
+            for o, v in sorted(c.read):
+                seen.setdefault(o, []).append(v)
+            o, vs = next((o, vs) for o, vs in seen.items() if len(vs) > 1)
+            text = (f"The consumer read different records at offset {o}: {', '.join(vs)} "
+                    f"(it has read {fmt_reads(c.read)}). The second read came at {how}.")
+            return Explanation(text, consumer_col, at, how)
+        lead = s.zk_partition.leader
+        text = (f"The consumer read {fmt_reads(c.read)}, and the leader {bname(lead)} (leader epoch "
+                f"{s.zk_partition.leader_epoch}) holds {fmt_log(s.log[lead]) if s.log[lead] else 'nothing'}: "
+                f"a committed record the consumer read is gone (at {how}).")
+        return Explanation(text, consumer_col | {lead + 1}, at, how)
+
     def explain(self, prop: str, trace: list) -> Explanation | None:
         s = trace[-1][1]
         protected = [a for a in s.acked if a.keepers]
@@ -538,6 +570,8 @@ class ZkView(TraceView):
                         + "; ".join(f"{bname(b)} {fmt_log(s.log[b])}" for b in replicas) + ")."
                         + (f" The promise broke at {how}." if how else ""))
                 return Explanation(text, {b + 1 for b in replicas}, at, how)
+        if prop in ("MonotonicReads", "ConsumedRecordKept", "NoAcksOneRecordLost"):
+            return self._explain_clients(prop, trace)
         if prop == "LogMatching" and s.zk_partition.leader != NO_LEADER:
             lead = s.zk_partition.leader
             for b in self.brokers:
