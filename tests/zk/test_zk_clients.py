@@ -140,3 +140,15 @@ def test_acks_one_loss_in_the_0_8_protocol_takes_4_steps():
     r = check(model, props, CheckOptions())
     assert r.outcome == "violation" and r.violated == ["NoAcksOneRecordLost"]
     assert r.violations[0].depth == 4
+
+
+@pytest.mark.parametrize("consumer", [True, False])
+def test_from_plain_rebuilds_the_consumer(consumer):
+    """States spilled to disk or replayed come back equal, the consumer's too."""
+    from checker.search import encoding
+    m = consumer_model(Consumer=consumer)
+    steps = [("Produce", 0, "A"), ("HandleFetch", 0, 1), ("ReceiveFetchResponse", 1), ("HandleFetch", 0, 1)]
+    s = run(m, *steps, *([("ConsumerFetch", 0)] if consumer else []))
+    t = m.from_plain(encoding.decode_state(encoding.parts_to_bytes(encoding.encode_state(s))))
+    assert t == s and encoding.encode_state(t) == encoding.encode_state(s)
+    assert (t.consumer is not None) == consumer
