@@ -2,14 +2,15 @@
 hw_truncation and leader_epoch): invariants first, then `sometimes` witnesses.
 
 Modules by topic: durability (LeaderCompleteness, NoAckedRecordLost, under
-Kafka's durability promise as defined in model/zk/ghost.py), log_matching,
-validity (spec-bug catchers), witnesses.
+Kafka's durability promise as defined in model/zk/ghost.py; NoAcksOneRecordLost,
+Acks = 1, no promise), log_matching, validity (spec-bug catchers), consumer
+(Consumer = true), witnesses.
 """
 from __future__ import annotations
 
 from model.base import ALWAYS, SOMETIMES, Property
 
-from invariants.zk import durability, log_matching, validity, witnesses
+from invariants.zk import consumer, durability, log_matching, validity, witnesses
 
 # name -> (factory, one-line doc, when): `when(model)` says whether it applies
 _ALWAYS = (
@@ -28,6 +29,15 @@ _ALWAYS = (
      "(registration: and is live and leads in the znode's epoch) (spec-bug catcher)", None),
     ("ValueAtOneOffset", validity.value_at_one_offset,
      "a value sits at one offset, the same in every log (spec-bug catcher)", None),
+    ("NoAcksOneRecordLost", durability.no_acks_one_record_lost,
+     "every record the leader acknowledged at its append (Acks = 1) is in some replica's log: "
+     "not a Kafka promise, checked to show the loss", lambda m: not m.acks_all),
+    ("ConsumedRecordKept", consumer.consumed_record_kept,
+     "every record the consumer read that is still under the durability promise is at its "
+     "offset in the registered leader's log, once it leads", lambda m: m.consumer),
+    ("MonotonicReads", consumer.monotonic_reads,
+     "the consumer never reads a different record at an offset it already read",
+     lambda m: m.consumer),
 )
 
 _SOMETIMES = (
@@ -71,6 +81,19 @@ _SOMETIMES = (
     ("ZombieLeader", witnesses.zombie_leader,
      "a broker acts as leader while the znode names another leader (or epoch): two leaders",
      lambda m: m.session_expiry_limit > 0),
+    ("TruncatedBelowHw", witnesses.truncated_below_hw,
+     "a replica's log ends below its checkpointed HW: it truncated below its HW (the 0.8 replication "
+     "design's caveat for asynchronous replication)", lambda m: m.power_loss_limit == 0),
+    ("RecordConsumed", consumer.record_consumed,
+     "the consumer reads a record", lambda m: m.consumer),
+    ("ConsumedAcrossLeaderChange", consumer.consumed_across_leader_change,
+     "the consumer reads from leaders of two leader epochs", lambda m: m.consumer),
+    ("ConsumedFromStaleLeader", consumer.consumed_from_stale_leader,
+     "the consumer reads from a broker the znode does not name leader in that epoch",
+     lambda m: m.consumer),
+    ("ConsumerOutOfRange", consumer.consumer_out_of_range,
+     "the consumer's position is beyond its leader's log end (OFFSET_OUT_OF_RANGE)",
+     lambda m: m.consumer),
 )
 
 INVARIANT_NAMES = tuple(name for name, *_ in _ALWAYS)

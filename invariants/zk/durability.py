@@ -63,3 +63,21 @@ def no_acked_record_lost(model):
         return all(a.value in held for a in acked if a.keepers)
 
     return NoAckedRecordLost
+
+
+def no_acks_one_record_lost(model):
+    """NoAcksOneRecordLost (Acks = 1): every record the leader acknowledged at
+    its append - every written value - is in the log of some replica (memory
+    or disk). Not a Kafka promise (Kafka promises nothing for an acks=1
+    acknowledgement): it is checked to show the loss, the expected finding."""
+    replicas = tuple(model.replicas)
+
+    def NoAcksOneRecordLost(s) -> bool:
+        written = s.written
+        if not written:
+            return True
+        logs = s.log
+        held = {r.value for b in replicas for r in logs[b]}
+        return written <= held
+
+    return NoAcksOneRecordLost

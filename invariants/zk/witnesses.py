@@ -210,3 +210,25 @@ def zombie_leader(model):
         return False
 
     return ZombieLeader
+
+
+def truncated_below_hw(model):
+    """TruncatedBelowHw (PowerLossLimit = 0): a replica's log ends below its
+    checkpointed HW - it truncated records below its HW while catching up
+    with a leader, the 0.8 replication design's caveat for asynchronous
+    replication: "the follower may have to truncate the data before its HW".
+    Without power losses only a truncation shortens a log, and the in-memory
+    HW is at least the checkpointed one when it happens (restart: min(HW
+    checkpoint, LEO)), so the predicate is exact for what it shows: a
+    truncation below a checkpointed HW, seen until the next checkpoint. (A
+    state predicate, so that no ghost flag splits the state space.)"""
+    replicas = tuple(model.replicas)
+
+    def TruncatedBelowHw(s) -> bool:
+        ckpt, logs = s.ckpt_hw, s.log
+        for b in replicas:
+            if ckpt[b] > len(logs[b]):
+                return True
+        return False
+
+    return TruncatedBelowHw

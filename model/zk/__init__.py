@@ -27,9 +27,11 @@ fixes: controller.py).
 Modules, one per actor: zookeeper (the registry, elections by
 registration), controller (Election = controller), broker (power loss,
 process crash, controlled shutdown, restart, session expiry), storage (flush,
-HW checkpoint), replica (roles, truncation, commit, ISR), fetch, producer,
-ghost (acknowledged records for the properties), placement (the seed's
-replica placement rule), state, config, model (Init / Next: ZkModel).
+HW checkpoint), replica (roles, truncation, commit, ISR), fetch, producer
+(Acks all or 1), consumer (Consumer = true: an observer reading up to a
+leader's HW), ghost (acknowledged records for the properties), placement
+(the seed's replica placement rule), state, config, model (Init / Next:
+ZkModel).
 
 Modelling choices (each one a reading of the seeds; a different reading is a
 new variant or constant, not an edit):

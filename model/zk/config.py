@@ -14,7 +14,8 @@ from model.constants import resolve_constants
 
 ELECTIONS = ("registration", "controller")
 BROKER_EPOCHS = ("none", "kip380", "kraft")
-_STR_CHOICES = {"Election": ELECTIONS, "BrokerEpochs": BROKER_EPOCHS}
+ACKS = ("all", "1")
+_STR_CHOICES = {"Election": ELECTIONS, "BrokerEpochs": BROKER_EPOCHS, "Acks": ACKS}
 
 CONSTANTS = (
     Constant("BrokerCount", int, 2, "number of brokers, ids 0..BrokerCount-1 (0.8 replication design: broker-0, ...)"),
@@ -63,6 +64,17 @@ CONSTANTS = (
     Constant("ControllerFailoverLimit", int, 0,
              "Election controller: how many times a new controller takes over (reads ZooKeeper "
              "afresh, elects for an offline partition, sends LeaderAndIsr to every live replica)"),
+    # the clients (producer.py, consumer.py)
+    Constant("Acks", str, "all",
+             "the producer's acks: all (default, the 0.8 replication design's synchronous replication: "
+             "the leader acknowledges a write once the HW passes it) or 1 (the leader acknowledges a "
+             "write as soon as it appends it to its own log: Kafka's acks=1, the design's asynchronous "
+             "replication, which may lose acknowledged records on a leader change). The brokers do "
+             "the same either way: acks changes only when the producer hears back"),
+    Constant("Consumer", bool, False,
+             "a consumer reads the partition from a broker it believes leads, up to that broker's HW "
+             "(consumer.py). An observer: its steps change only its own state, never what a broker "
+             "can do; off by default, which leaves the state space as it is without a consumer"),
 )
 
 # Upper bounds that keep a run in the range an explicit-state checker can do;

@@ -5,6 +5,14 @@ one replica remains in sync" (Kafka's design docs, "Unclean leader election": "I
 nodes replicating a partition die, this guarantee no longer holds"). We make
 that premise exact with a set of *keepers* per acknowledged value:
 
+"Acknowledged" here is acks=all's acknowledgement: the HW passed the record
+(replica.commit). With Acks = "1" the producer hears back at the leader's
+append, and Kafka promises nothing for that acknowledgement: the promise
+below still covers a record once the HW passes it (Kafka's promise is for
+committed records, whatever the producer waited for), and never a record
+only the leader's append acknowledged (NoAcksOneRecordLost, which is not a
+promise, shows those lost).
+
 - a broker becomes a keeper of v when it is in the ISR (the znode's) and holds
   v: at the acknowledgement (every ISR member holding v), when it joins the ISR
   holding v, or when a fetch brings v to an ISR member;

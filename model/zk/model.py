@@ -12,13 +12,13 @@ replica of the partition and nothing to do here.
 from __future__ import annotations
 
 from model.base import Action
-from model.zk import broker, controller, fetch, producer, replica, storage, zookeeper
+from model.zk import broker, consumer, controller, fetch, producer, replica, storage, zookeeper
 from model.zk.config import resolve
 from model.zk.placement import assign_replicas
 from model.zk.replica import NO_ROLE
 from model.zk.state import (
-    NO_FAULTS, NO_LEADER, VARIABLES, Acked, Faults, FetchResponse, LeaderAndIsr, LeaderView, Record,
-    ReplicaRole, Role, ZkPartition, ZkState)
+    NO_CONSUMER, NO_FAULTS, NO_LEADER, VARIABLES, Acked, ConsumerState, Faults, FetchResponse,
+    LeaderAndIsr, LeaderView, Record, ReplicaRole, Role, ZkPartition, ZkState)
 
 # Next, per broker, in this order: (action name, function(model, state, broker, out))
 ACTIONS = (
@@ -38,6 +38,8 @@ ACTIONS = (
     ("Restart", broker.restart),
     ("ExpireSession", broker.expire_session),
     ("Reregister", broker.reregister),
+    ("ConsumerFetch", consumer.consumer_fetch),                  # Consumer only
+    ("ResetOffset", consumer.reset_offset),                      # Consumer only
 )
 _CONTROLLER_ONLY = ("ReceiveLeaderAndIsr", "OnBrokerStartup")
 # the elections, enumerated before the others: registration (zookeeper.elect_leader),
@@ -76,6 +78,8 @@ class ZkModel:
         self.controller_failover_limit = cfg["ControllerFailoverLimit"]
         self.requests_survive_stop = self.controller and cfg["RequestsSurviveStop"]
         self.epochs = self.controller and cfg["BrokerEpochs"] != "none"
+        self.acks_all = cfg["Acks"] == "all"
+        self.consumer = cfg["Consumer"]
         self.no_follower_leos = (0,) * n
 
         names = [a for a, _ in ACTIONS]
@@ -87,6 +91,8 @@ class ZkModel:
                          ("ControlledShutdown", self.controlled_shutdown_limit)):
             if not limit:
                 dropped.add(a)
+        if not self.consumer:
+            dropped.update(("ConsumerFetch", "ResetOffset"))
         if not self.session_expiry_limit:
             dropped.update(("ExpireSession", "Reregister"))
         if not (self.power_loss_limit or self.process_crash_limit or self.controlled_shutdown_limit):
@@ -146,6 +152,7 @@ class ZkModel:
             truncated=False,
             clean_down=frozenset(),
             faults=NO_FAULTS,
+            consumer=NO_CONSUMER if self.consumer else None,
         )]
 
     # ---- Next ------------------------------------------------------------------
@@ -216,8 +223,15 @@ class ZkModel:
             truncated=bool(f["truncated"]),
             clean_down=fs(f["clean_down"]),
             faults=Faults(*(bool(x) if i >= 5 else x for i, x in enumerate(f["faults"]))),
+            consumer=_consumer(f["consumer"]),
         )
 
 
 def _znode(x):
     return ZkPartition(x[0], x[1], frozenset(x[2]), x[3])
+
+
+def _consumer(x):
+    if x is None:
+        return None
+    return ConsumerState(x[0], frozenset(tuple(r) for r in x[1]), frozenset(x[2]), bool(x[3]))

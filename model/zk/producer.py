@@ -1,8 +1,12 @@
-"""The producer, acks=all (0.8 replication design "Synchronous replication": the client
-sends the message to the leader, which writes it to its local log; it is
-acknowledged once committed). Each value is written at most once; a value
-whose leader fails before committing it is not retried (the client would time
-out and resend as a new value)."""
+"""The producer (0.8 replication design "Synchronous replication": the client
+sends the message to the leader, which writes it to its local log). Acks =
+"all" (the default): it is acknowledged once committed (replica.commit). Acks
+= "1": the leader acknowledges it as soon as it has appended it to its own
+log (the design's asynchronous replication), so every written value is
+acknowledged in the step that writes it; the brokers do the same either way.
+Each value is written at most once; a value whose leader fails before
+committing it is not retried (the client would time out and resend as a new
+value)."""
 from __future__ import annotations
 
 from model.zk.replica import LEADER, commit
@@ -13,7 +17,9 @@ def produce(k, s, b, out):
     """Produce(b, v): a value not yet written is appended to the log of b, a
     leader (zombie leaders too: a client with stale metadata still reaches
     them). leader_epoch: the record carries the leader's epoch (KIP-101). With
-    b alone in its ISR the record is committed (and acknowledged) at once."""
+    b alone in its ISR the record is committed at once. Acks = "1": v is
+    acknowledged here (`written` is then also the set of acknowledged
+    values)."""
     role = s.role[b]
     if role.role != LEADER or not s.running[b]:
         return

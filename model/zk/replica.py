@@ -17,8 +17,10 @@ NO_ROLE = ReplicaRole(NONE, NO_LEADER, -1)
 
 def truncate(s, b: int, to: int, ch: dict) -> None:
     """Truncate b's log to `to` records (HW and flushed offset follow it down);
-    records dropped set the `truncated` witness. Reads what this step already
-    changed from `ch`."""
+    records dropped set the `truncated` witness. The checkpointed HW stays
+    (it is rewritten at the next checkpoint): a log shorter than it shows a
+    truncation below the HW (witnesses.truncated_below_hw). Reads what this
+    step already changed from `ch`."""
     logs = ch.get("log", s.log)
     log = logs[b]
     if to >= len(log):
@@ -92,7 +94,8 @@ def write_isr(k, s, leader: int, view, new_isr: frozenset):
 def commit(k, s, leader: int, view, log: tuple, ch: dict) -> None:
     """The leader's commit: HW = the smallest LEO of the ISR members (a record
     is committed once every ISR member has it, 0.8 replication design); never lowered. The
-    records it passes are acknowledged to the producer (acks=all): the HW is
+    records it passes are committed, acknowledged to the producer with acks=all
+    (ghost.acknowledge: the durability promise, with either Acks): the HW is
     the LEO at election, so every record above it was written by this leader
     in this leadership (detailed design V2: the commit thread acks the commitQ)."""
     new_hw = len(log)

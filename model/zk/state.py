@@ -90,6 +90,19 @@ class Faults(NamedTuple):
 NO_FAULTS = Faults(0, 0, 0, 0, 0, False, False)
 
 
+class ConsumerState(NamedTuple):
+    """Consumer = true: the consumer (consumer.py) and, as ghost, what it read."""
+
+    position: int | None  # the next offset it fetches; None: OffsetOutOfRange, reset pending
+    read: frozenset       # (offset, value) of every record it read (ghost: the properties)
+    epochs: frozenset     # ghost: the leader epochs of the brokers it read from
+    stale: bool           # ghost: it read from a broker the znode does not name leader
+                          # in that epoch (a zombie leader)
+
+
+NO_CONSUMER = ConsumerState(0, frozenset(), frozenset(), False)
+
+
 class Acked(NamedTuple):
     """Ghost: an acknowledged value and its keepers: the ISR members that held
     it when it was acknowledged (or joined the ISR holding it later), still in
@@ -129,6 +142,7 @@ class ZkState(NamedTuple):
     clean_down: frozenset     # brokers down after a clean shutdown: they keep what
                               # they hold for the durability promise (ghost.py)
     faults: Faults
+    consumer: ConsumerState | None  # Consumer = true; None otherwise
 
 
 VARIABLES: tuple[str, ...] = ZkState._fields

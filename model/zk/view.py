@@ -55,6 +55,8 @@ DESCRIBE = {
     "Reregister": "{b} registers again in ZooKeeper with a new session",
     "ElectLeader": "{b} wins the election: it writes itself into the znode as leader",
     "UncleanElectLeader": "{b}, outside the ISR, wins an unclean election",
+    "ConsumerFetch": "the consumer fetches from {b}, which it believes leads",
+    "ResetOffset": "the consumer asks {b} for the latest offset (auto.offset.reset = latest)",
 }
 KIND_COLORS = {"FetchRequest": "#0969da", "FetchResponse": "#1a7f37", "ZkWrite": "#8250df",
                "ZkRead": "#6639ba", "LeaderAndIsr": "#bc4c00"}
@@ -110,6 +112,20 @@ def fmt_request(r) -> str:
             f"version {r.version}{epoch})")
 
 
+def fmt_reads(read) -> str:
+    return "[" + ", ".join(f"{o}:{v}" for o, v in sorted(read)) + "]"
+
+
+def fmt_consumer(c) -> str:
+    if c is None:
+        return "none"
+    where = ("out of range, awaiting a reset" if c.position is None
+             else f"position {c.position}")
+    epochs = ", ".join(f"e{e}" for e in sorted(c.epochs))
+    return (f"{where}, read {fmt_reads(c.read)}" + (f" from leader epochs {epochs}" if epochs else "")
+            + (" (some from a stale leader)" if c.stale else ""))
+
+
 def fmt(name: str, v: Any) -> str:
     """A per-broker value or a variable, readably."""
     if name == "log":
@@ -138,6 +154,8 @@ def fmt(name: str, v: Any) -> str:
         return "{" + ", ".join(sorted(v)) + "}"
     if name == "acked":
         return "[" + ", ".join(f"{a.value} (keepers {fmt_set(a.keepers)})" for a in v) + "]"
+    if name == "consumer":
+        return fmt_consumer(v)
     text = render_scalar(v)
     if text is not None:
         return text
@@ -178,6 +196,8 @@ class ZkView(TraceView):
         n = int(getattr(model, "n", 0) or (getattr(model, "constants", {}) or {}).get("BrokerCount", 0))
         self.brokers = tuple(range(n))
         self.controller = bool(getattr(model, "controller", False))
+        self.acks_all = bool(getattr(model, "acks_all", True))
+        self.consumer = bool(getattr(model, "consumer", False))
 
     # ---- text ----------------------------------------------------------------------
 
@@ -221,7 +241,13 @@ class ZkView(TraceView):
                          f"{fmt_log(s.log[b])}, LEO {len(s.log[b])}, HW {s.hw[b]}, flushed {s.flushed[b]}, "
                          f"checkpointed HW {s.ckpt_hw[b]}"
                          + (f"; leader's ISR {fmt_set(s.leader_view[b].isr)}" if s.leader_view[b] else ""))
-        lines.append(f"producer: written {fmt('written', s.written)}, acknowledged {fmt('acked', s.acked)}")
+        if self.acks_all:
+            lines.append(f"producer: written {fmt('written', s.written)}, acknowledged {fmt('acked', s.acked)}")
+        else:
+            lines.append(f"producer (acks=1): written and acknowledged {fmt('written', s.written)}, "
+                         f"committed {fmt('acked', s.acked)}")
+        if s.consumer is not None:
+            lines.append(f"consumer: {fmt_consumer(s.consumer)}")
         return lines
 
     def initial_lines(self, state, full: bool = True) -> list[str]:
@@ -262,11 +288,25 @@ class ZkView(TraceView):
                 lines.append("ZooKeeper znode: " + _diff("", a, b))
             elif name == "faults":
                 lines.append(_diff("faults and ghosts", a, b))
+            elif name == "consumer":
+                lines.append(self._consumer_line(a, b))
             else:
                 lines.append(f"{LABELS.get(name, name)}: {fmt(name, a)} -> {fmt(name, b)}")
         return lines
 
     # ---- ITF -------------------------------------------------------------------------
+
+    @staticmethod
+    def _consumer_line(a, b) -> str:
+        new = b.read - a.read
+        if new:
+            text = f"consumer reads {fmt_reads(new)}"
+            if b.stale and not a.stale:
+                text += " from a stale leader"
+            return text + f", position {a.position} -> {b.position}"
+        if b.position is None:
+            return f"consumer: position {a.position} is beyond the broker's log end (OFFSET_OUT_OF_RANGE)"
+        return f"consumer: position reset to {b.position}"
 
     def itf_variable(self, name: str, value: Any) -> Any:
         if name in PER_BROKER:
@@ -368,7 +408,7 @@ class ZkView(TraceView):
 
     def columns(self) -> list[str]:
         return ["controller / ZooKeeper" if self.controller else "ZooKeeper"] + [
-            bname(b) for b in self.brokers] + ["producer"]
+            bname(b) for b in self.brokers] + ["producer"] + (["consumer"] if self.consumer else [])
 
     def _zk_cell(self, prev, s) -> tuple[str, bool]:
         z = s.zk_partition
@@ -433,8 +473,12 @@ class ZkView(TraceView):
         return " ".join(items), ch and (prev.written != s.written or prev.acked != s.acked)
 
     def cells(self, prev, state) -> list[tuple[str, bool]]:
-        return ([self._zk_cell(prev, state)] + [self._broker_cell(prev, state, b) for b in self.brokers]
-                + [self._producer_cell(prev, state)])
+        cells = ([self._zk_cell(prev, state)] + [self._broker_cell(prev, state, b) for b in self.brokers]
+                 + [self._producer_cell(prev, state)])
+        if self.consumer and state.consumer is not None:
+            changed = prev is not None and prev.consumer != state.consumer
+            cells.append((self._item("consumer", _esc(fmt_consumer(state.consumer)), changed), changed))
+        return cells
 
     # ---- what broke ------------------------------------------------------------------
 
@@ -456,6 +500,38 @@ class ZkView(TraceView):
             lambda s: s.zk_partition.leader == lead and s.zk_partition.leader_epoch == epoch,
             lambda s, v: any(r.value == v for r in s.log[lead]),
             values, bname(lead), epoch, "acknowledged")
+
+    def _explain_clients(self, prop: str, trace: list) -> Explanation | None:
+        """The headline of a client property's counterexample: what the
+        consumer read (and where it read it), or which acks=1 record is gone."""
+        s = trace[-1][1]
+        at = len(trace) - 1
+        how = f"step {at}, {self.step_title(trace[at][0])}"
+        consumer_col = {len(self.brokers) + 2}
+        if prop == "NoAcksOneRecordLost":
+            held = {r.value for log in s.log for r in log}
+            lost = sorted(s.written - held)
+            text = ("Acknowledged (acks=1) record" + ("s " if len(lost) > 1 else " ") + ", ".join(lost)
+                    + " in no replica's log (" + "; ".join(f"{bname(b)} {fmt_log(s.log[b])}"
+                                                          for b in self.brokers)
+                    + f"). Kafka promises nothing for an acks=1 acknowledgement; it went at {how}.")
+            return Explanation(text, {b + 1 for b in self.brokers}, at, how)
+        c = s.consumer
+        if c is None:
+            return None
+        if prop == "MonotonicReads":
+            seen: dict = {}
+            for o, v in sorted(c.read):
+                seen.setdefault(o, []).append(v)
+            o, vs = next((o, vs) for o, vs in seen.items() if len(vs) > 1)
+            text = (f"The consumer read different records at offset {o}: {', '.join(vs)} "
+                    f"(it has read {fmt_reads(c.read)}). The second read came at {how}.")
+            return Explanation(text, consumer_col, at, how)
+        lead = s.zk_partition.leader
+        text = (f"The consumer read {fmt_reads(c.read)}, and the leader {bname(lead)} (leader epoch "
+                f"{s.zk_partition.leader_epoch}) holds {fmt_log(s.log[lead]) if s.log[lead] else 'nothing'}: "
+                f"a committed record the consumer read is gone (at {how}).")
+        return Explanation(text, consumer_col | {lead + 1}, at, how)
 
     def explain(self, prop: str, trace: list) -> Explanation | None:
         s = trace[-1][1]
@@ -494,6 +570,8 @@ class ZkView(TraceView):
                         + "; ".join(f"{bname(b)} {fmt_log(s.log[b])}" for b in replicas) + ")."
                         + (f" The promise broke at {how}." if how else ""))
                 return Explanation(text, {b + 1 for b in replicas}, at, how)
+        if prop in ("MonotonicReads", "ConsumedRecordKept", "NoAcksOneRecordLost"):
+            return self._explain_clients(prop, trace)
         if prop == "LogMatching" and s.zk_partition.leader != NO_LEADER:
             lead = s.zk_partition.leader
             for b in self.brokers:

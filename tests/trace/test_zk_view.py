@@ -105,3 +105,24 @@ def test_zk_page_draws_lanes_and_arrows_and_fits_1400px(zk_run, tmp_path):
     broke = re.search(r'<p class="brokeat" id="broke">([^<]*)</p>', dom).group(1)
     assert broke.startswith("The promise broke at step 7, ElectLeader(broker-0), made broker-0 leader")
     assert "lacks the acknowledged record A" in dom
+
+
+def test_zk_consumer_reads_in_the_text_the_table_and_the_headline():
+    """A consumer's counterexample (specs/zk-leader_epoch-consumer-unclean-election.toml):
+    its reads and reset in the steps, its own column, a headline naming the offset."""
+    spec = load_spec(Path(__file__).parents[2] / "specs" / "zk-leader_epoch-consumer-unclean-election.toml")
+    model, props = spec.build()
+    result = check(model, props, CheckOptions())
+    (v,) = [v for v in result.violations if v.property == "MonotonicReads"]
+    view = view_for(model)
+    text = view.text("MonotonicReads", v.trace)
+    assert text.splitlines()[1] == ("The consumer read different records at offset 0: A, B (it has read "
+                                    "[0:A, 0:B]). The second read came at step 9, ConsumerFetch(broker-1).")
+    assert "Step 3: ConsumerFetch(broker-0) - the consumer fetches from broker-0, which it believes leads" in text
+    assert "  consumer reads [0:A], position 0 -> 1" in text
+    assert "  consumer: position 1 is beyond the broker's log end (OFFSET_OUT_OF_RANGE)" in text
+    assert "  consumer: position reset to 0" in text
+    assert "  consumer: position 1, read [0:A, 0:B] from leader epochs e0, e1" in text
+    assert view.columns() == ["ZooKeeper", "broker-0", "broker-1", "producer", "consumer"]
+    assert all(len(view.cells(p, s)) == 5 for (_, p), (_, s) in zip(v.trace, v.trace[1:]))
+    assert view.explain("MonotonicReads", v.trace).columns == {4}
