@@ -748,6 +748,34 @@ class KraftView(TraceView):
             lambda s, v: any(r.value == v for r in s.partition_data[lead - 1].log),
             values, f"broker {lead}", epoch, "committed")
 
+    def _explain_consumer(self, prop: str, trace: list) -> Explanation:
+        """Which record the consumer read is gone, or how its position went back."""
+        s = trace[-1][1]
+        c = s.consumer
+        column = {len(self.columns()) - 1}
+        if prop == "MonotonicReads":
+            last = max((r.offset for r in c.read), default=0)
+            return Explanation(
+                f"The consumer's reads went back: it read up to offset {last} "
+                f"({fmt_log(c.read)}), and its position is now {c.position} after "
+                f"{c.resets} reset{'s' if c.resets != 1 else ''} by auto.offset.reset: it will read "
+                f"offsets it already read again, maybe as other records.", column)
+        epoch = s.con_partition_metadata.leader_epoch
+        for b in self.brokers:
+            i = b - 1
+            if s.partition_status[i] is None or int(s.partition_status[i]) != 0 \
+                    or s.partition_metadata[i].leader_epoch != epoch:
+                continue
+            log = s.partition_data[i].log
+            gone = [r for r in c.read if r.offset > len(log) or (log[r.offset - 1].epoch, log[r.offset - 1].value)
+                    != (r.epoch, r.value)]
+            if gone:
+                return Explanation(
+                    f"A record the consumer read is gone: it read {', '.join(fmt_record(r) for r in gone)} "
+                    f"(from the leader of leader epoch {gone[0].leader_epoch}), but broker {b}, the leader "
+                    f"in leader epoch {epoch}, holds {fmt_log(log)}.", column | {b})
+        return Explanation("A record the consumer read is gone from the committed log.", column)
+
     def explain(self, prop: str, trace: list) -> Explanation | None:
         s = trace[-1][1]
         acked = sorted(s.inv_pos_acked)
@@ -755,6 +783,8 @@ class KraftView(TraceView):
         in_log = lambda b, v: any(r.value == v for r in logs[b])  # noqa: E731
         true_hwm = s.inv_true_hwm
         md = s.con_partition_metadata
+        if prop in ("ConsumedRecordsStayCommitted", "MonotonicReads") and hasattr(s, "consumer"):
+            return self._explain_consumer(prop, trace)
         if prop == "LeaderCompletenessProperty":
             lead = md.leader
             if lead != NO_LEADER:
