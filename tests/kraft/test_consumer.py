@@ -206,3 +206,29 @@ def test_consumed_records_stay_committed_against_the_reference_ghost():
         frontier = nxt
     assert counts[(False, True)] == 0
     assert counts[(True, False)] > 0 and counts[(False, False)] > 0
+
+
+def test_a_consumer_counterexample_in_itf_and_text():
+    """The v3.5 Last Replica Standing loss as the consumer sees it: the ITF
+    trace has the consumer's variable (a record), the text names the read."""
+    from checker.output import itf
+    from checker.output.views import view_for
+    model, props = build("kraft", "v3_5", dict(
+        BrokerCount=2, InitReplicationFactor=2, Values=["A"], MinISR=1, InitIsrSize=2,
+        UncleanShutdownLimit=1, FenceBrokerLimit=1, AvoidLastReplicaStanding=False, Consumer=True))
+    props = [p for p in props if p.name == "ConsumedRecordsStayCommitted"]
+    r = check(model, props, CheckOptions(max_depth=None))
+    (v,) = r.violations
+    trace = v.trace
+    view = view_for(model)
+    obj = itf.trace_itf(trace, model.variables, view.itf_variable, {"source": "x"})
+    assert itf.validate(obj) == [] and obj["vars"][-1] == "consumer"
+    last = obj["states"][-1]["consumer"]
+    assert [x["value"] for x in last["read"]] == ["A"] and last["read"][0]["stale"] in (True, False)
+    text = view.text("ConsumedRecordsStayCommitted", trace)
+    assert "the consumer fetches from leader" in text and "reads 1:A e1 up to its HWM 2" in text
+    assert "A record the consumer read is gone: it read 1:A e1" in view.explain(
+        "ConsumedRecordsStayCommitted", trace).text
+    off = build("kraft", "v3_5", dict(BrokerCount=2, InitReplicationFactor=2))[0]
+    assert "consumer" not in itf.trace_itf([(None, off.init_states()[0])], off.variables,
+                                           view_for(off).itf_variable, {})["vars"]
