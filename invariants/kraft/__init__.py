@@ -10,13 +10,14 @@ Invariants keep the reference's names and meaning (Vanlightly/kafka-tlaplus
 Modules by topic: completeness (Leader / Leader Candidate Completeness,
 replication quorum, recovery quorum, no acked record lost), log_matching
 (partition log, metadata log, consistent reads), validity, witnesses;
-recovery (storage variants only: Unclean Exclusion, data loss reported).
+recovery (storage variants only: Unclean Exclusion, data loss reported);
+consumer (Consumer = true only: what a consumer's reads rely on).
 """
 from __future__ import annotations
 
 from model.base import ALWAYS, SOMETIMES, Property
 
-from invariants.kraft import completeness, log_matching, recovery, validity, witnesses
+from invariants.kraft import completeness, consumer, log_matching, recovery, validity, witnesses
 from invariants.kraft.common import KIP966, context_of
 
 # name -> (factory, one-line doc, variants); .cfg order, then validity
@@ -116,6 +117,27 @@ _STORAGE_WITNESSES = (
 # the witnesses of unclean recovery, which UncleanRecoveryStrategy manual never starts
 _RECOVERY_WITNESSES = ("UncleanRecoveryReported", "UncleanRecoveryLostData")
 
+# with Consumer = true only (model/kraft/consumer.py): after the above
+_CONSUMER_INVARIANTS = (
+    ("ConsumedRecordsStayCommitted", consumer.consumed_records_stay_committed,
+     "every record the consumer read is at its offset in each non-stale leader's log (the "
+     "committed log); unlike ConsistentReadProperty, of what a consumer really read", None),
+    ("MonotonicReads", consumer.monotonic_reads,
+     "the offsets the consumer read strictly increase and its position stays above them "
+     "(broken only by an auto.offset.reset moving it back)", None),
+)
+_CONSUMER_WITNESSES = (
+    ("ConsumerRead", consumer.consumer_read, "the consumer read a record", None),
+    ("ConsumerReadBeforeLeaderChange", consumer.consumer_read_before_leader_change,
+     "the controller elected a new leader after the consumer read a record", None),
+    ("ConsumerReadFromStaleLeader", consumer.consumer_read_from_stale_leader,
+     "the consumer read from a broker that still believed it led after the controller "
+     "replaced it", None),
+    ("ConsumerOffsetReset", consumer.consumer_offset_reset,
+     "the consumer moved its position by auto.offset.reset (truncation detected or offset "
+     "out of range)", None),
+)
+
 # The state variables each property reads (Property.reads: the engine checks
 # a successor only when one of them changed). Complete by test:
 # tests/kraft_invariants/test_reads.py records every variable each predicate
@@ -162,6 +184,13 @@ _READS = {
     "UncleanRecoveryReported": ("ghost_reported",),
     "AckedRecordUnflushed": ("broker_state", "inv_pos_acked", "partition_data", "partition_flushed"),
     "UncleanRecoveryLostData": ("ghost_reported",),
+    "ConsumedRecordsStayCommitted": ("con_partition_metadata", "consumer", "partition_data",
+                                     "partition_metadata", "partition_status"),
+    "MonotonicReads": ("consumer",),
+    "ConsumerRead": ("consumer",),
+    "ConsumerReadBeforeLeaderChange": ("con_partition_metadata", "consumer"),
+    "ConsumerReadFromStaleLeader": ("consumer",),
+    "ConsumerOffsetReset": ("consumer",),
 }
 
 # Invariants checked by parts (Property.parts): a conjunct per variable, so
@@ -172,6 +201,8 @@ INVARIANT_NAMES = tuple(name for name, *_ in _INVARIANTS)
 WITNESS_NAMES = tuple(name for name, *_ in _WITNESSES)
 STORAGE_INVARIANT_NAMES = tuple(name for name, *_ in _STORAGE_INVARIANTS)
 STORAGE_WITNESS_NAMES = tuple(name for name, *_ in _STORAGE_WITNESSES)
+CONSUMER_INVARIANT_NAMES = tuple(name for name, *_ in _CONSUMER_INVARIANTS)
+CONSUMER_WITNESS_NAMES = tuple(name for name, *_ in _CONSUMER_WITNESSES)
 
 
 def _initial_leader_epoch(model) -> int:
@@ -181,12 +212,15 @@ def _initial_leader_epoch(model) -> int:
 
 def kraft_properties(model) -> list[Property]:
     ctx = context_of(model)
-    invariants = _INVARIANTS + (_STORAGE_INVARIANTS if ctx.storage else ())
+    with_consumer = bool(model.constants.get("Consumer"))
+    invariants = (_INVARIANTS + (_STORAGE_INVARIANTS if ctx.storage else ())
+                  + (_CONSUMER_INVARIANTS if with_consumer else ()))
     props = [Property(name, ALWAYS, factory(ctx), doc, _READS[name],
                       _PARTS[name](ctx) if name in _PARTS else None)
              for name, factory, doc, variants in invariants
              if variants is None or ctx.variant in variants]
-    witnesses_ = _WITNESSES + (_STORAGE_WITNESSES if ctx.storage else ())
+    witnesses_ = (_WITNESSES + (_STORAGE_WITNESSES if ctx.storage else ())
+                  + (_CONSUMER_WITNESSES if with_consumer else ()))
     if ctx.strategy == "manual":  # no unclean recovery can happen
         witnesses_ = tuple(w for w in witnesses_ if w[0] not in _RECOVERY_WITNESSES)
     for name, factory, doc, variants in witnesses_:

@@ -15,8 +15,9 @@ Variants:
 Modules, one per actor: controller (registration, fencing, AlterPartition,
 partition changes), reassignment, broker (start-up, registration), replica
 (metadata-driven roles, HWM, acks, AlterPartition on the leader), fetch,
-producer, faults (shutdowns), network, messages, state (shared layout),
-config (constants, variants, ASSUMEs), model (Init/Next: KraftModel).
+producer, consumer (Consumer = true only: a client reading up to the HWM,
+not of the reference), faults (shutdowns), network, messages, state (shared
+layout), config (constants, variants, ASSUMEs), model (Init/Next: KraftModel).
 
 Quirks of the reference reproduced on purpose (a later variant may fix them;
 each fix changes the state space, so it must be a new variant or a constant,

@@ -50,6 +50,17 @@ _ACKS = Constant(
     "acknowledges a write as soon as it appends it, with no min.insync.replicas check: "
     "Kafka's acks=1, which may lose acknowledged records on a leader change)")
 
+# not of the reference: a consumer client (model/kraft/consumer.py); off by default
+# so that the reference's variants stay TLC's state for state
+_CONSUMER = Constant(
+    "Consumer", bool, False,
+    "false (default): no consumer, the reference's state space; true: one consumer client "
+    "reads the partition as Kafka's does - from a broker that believes it leads, with its "
+    "current leader epoch (KIP-320), up to that broker's HWM, resetting its position by "
+    "auto.offset.reset = latest (truncation detected, offset out of range). The consumer only "
+    "observes: no broker step depends on it, so what brokers can do is unchanged; it adds "
+    "its own steps and variable, and the properties ConsumedRecordsStayCommitted and MonotonicReads")
+
 KIP966_CONSTANTS = _COMMON_HEAD + (
     Constant("NoDataLossShutdownLimit", int, 0, "shutdowns that keep the log (clean or not)"),
     Constant("DataLossShutdownLimit", int, 1, "shutdowns that lose the whole log"),
@@ -118,11 +129,11 @@ V3_5_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL
 _FETCH_SURVIVES_DOC = ("a fetch request in flight from a broker that stops is still handled by "
                        "the leader (Kafka; KIP-903's race); false: dropped with the stop, as the "
                        "reference's DropFetchSessions does")
-KIP966_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
-V3_5_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
+KIP966_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
+V3_5_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
 # the storage variants too: their specs are decided with the reference's drop (docs/findings.md)
-KIP966_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
-V3_5_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC),)
+KIP966_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
+V3_5_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
 # constants that only mean something under one flush policy
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
 ACKS = ("all", "1")
@@ -292,4 +303,6 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
         del cfg["Acks"]
     if not cfg["FetchRequestsSurviveStop"]:  # likewise (DropFetchSessions)
         del cfg["FetchRequestsSurviveStop"]
+    if not cfg["Consumer"]:  # likewise: the reference has no consumer client
+        del cfg["Consumer"]
     return v, cfg

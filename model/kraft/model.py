@@ -11,7 +11,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from model.base import Action, EvaluationError
-from model.kraft import broker, controller, faults, fetch, producer, reassignment, replica
+from model.kraft import broker, consumer, controller, faults, fetch, producer, reassignment, replica
 from model.kraft.config import resolve
 from model.kraft.mutants import mutant_flags
 from model.kraft.messages import (
@@ -19,10 +19,11 @@ from model.kraft.messages import (
     FetchRequestPartition, FetchResponsePartition)
 from model.kraft.network import by_type
 from model.kraft.state import (
-    INT_MAX, NO_LEADER, VARIABLES, BrokerFetcher, BrokerReg, BrokerState, BrokerStatus,
-    ControllerPartitionMetadata, ErrorCode, Kip966Ctrs, KraftState, MsgType, PartitionChangeRecord,
-    PartitionData, PartitionFetchState, PartitionRecord, PeerReplicaState, PendingAlterPartition,
-    RecordType, RecoveryMsgType, RegStatus, ReplicaPartitionMetadata, Role, V35Ctrs)
+    CONSUMER, INT_MAX, NO_LEADER, VARIABLES, BrokerFetcher, BrokerReg, BrokerState, BrokerStatus,
+    ControllerPartitionMetadata, ErrorCode, Kip966Ctrs, KraftState, KraftStorageState, MsgType, PartitionChangeRecord,
+    KraftConsumerState, KraftStorageConsumerState, PartitionData, PartitionFetchState, PartitionRecord,
+    PeerReplicaState, PendingAlterPartition, RecordType, RecoveryMsgType, RegStatus,
+    ReplicaPartitionMetadata, Role, V35Ctrs)
 
 EMPTY = frozenset()
 _MSG_TYPES = tuple(MsgType)
@@ -115,6 +116,14 @@ class KraftModel:
         # holds the last leader) and unclean.leader.election.enable (config.py)
         self.last_known_leader = cfg.get("UncleanRecoveryStrategy") == "last_known_leader"
         self.unclean_election = cfg.get("UncleanLeaderElection", False)
+        # a consumer client (model/kraft/consumer.py): one more variable, last
+        self.consumer = cfg.get("Consumer", False)
+        base_class = KraftStorageState if flags.storage else KraftState
+        if self.consumer:
+            self.state_class = KraftStorageConsumerState if flags.storage else KraftConsumerState
+            self.variables = base_class._fields + (CONSUMER,)
+        else:
+            self.state_class = base_class
 
         # shared immutable values (identity reuse keeps successors cheap)
         self.blank_replica = PeerReplicaState(None, 0)
@@ -156,6 +165,11 @@ class KraftModel:
         """The action tables: broker actions (name, fn(k, s, b, mt, out), gate)
         in Next's order, then PerformPartitionReassignment and `global_actions`
         (name, fn(k, s, mt, out))."""
+        if self.consumer:  # after the brokers' own steps, in Next's order per broker
+            running = BrokerStatus.RUNNING
+            broker_actions = list(broker_actions) + [
+                (name, fn, lambda st, reg, kinds, bud: st == running)
+                for name, fn in consumer.CONSUMER_ACTIONS]
         self._gated = tuple((fn, gate) for _, fn, gate in broker_actions)
         self._plans: dict[tuple, tuple] = {}
         self._in_flight: dict[frozenset, tuple] = {}
@@ -190,6 +204,10 @@ class KraftModel:
     # ---- Init ---------------------------------------------------------------
 
     def init_states(self) -> list:
+        """Init (reference_init_state), with the consumer's variable when Consumer = true."""
+        return self.with_initial_consumer([self.reference_init_state()])
+
+    def reference_init_state(self) -> KraftState:
         """Init: broker 1 leads epoch 1; the replica set and ISR are TLC's CHOOSE
         over SUBSET (the first in its normalised order: {1..RF}, {1..InitIsrSize});
         replicas outside the ISR start fenced with stale metadata."""
@@ -246,7 +264,14 @@ class KraftModel:
             aux_ctrs=ctrs,
             aux_flo=(INT_MAX,) * n,
         )
-        return [state]
+        return state
+
+    def with_initial_consumer(self, states: list) -> list:
+        """`states` with the consumer's initial variable appended (Consumer = true)."""
+        if not self.consumer:
+            return states
+        return [self.state_class(*s, consumer.initial_consumer(s.con_partition_metadata.leader_epoch))
+                for s in states]
 
     # ---- Next ---------------------------------------------------------------
 
@@ -336,12 +361,20 @@ class KraftModel:
     def from_plain(self, values: tuple):
         """Rebuild a state from plain tuples / frozensets / ints (e.g. decoded
         msgpack): NamedTuples and IntEnums come back."""
-        return KraftState._make(c(v) for c, v in zip(self.plain_converters(), values))
+        return self.state_class._make(c(v) for c, v in zip(self.plain_converters(), values))
 
     def plain_converters(self) -> tuple:
         """Per variable, in state order, the function that rebuilds its value
         from its plain form (from_plain, one variable at a time: a decoder
         that knows the other variables' values rebuilds only the new ones)."""
+        return self.reference_converters() + self.consumer_converters()
+
+    def consumer_converters(self) -> tuple:
+        """The consumer's variable's converter (Consumer = true), else none."""
+        return (consumer.consumer_from_plain,) if self.consumer else ()
+
+    def reference_converters(self) -> tuple:
+        """plain_converters of the reference's 23 variables."""
         by_name = {
             "con_unfenced": frozenset,
             "con_broker_reg": _broker_regs,

@@ -197,6 +197,22 @@ class Ghost(IntEnum):  # ghost_unclean[b]: Unclean Exclusion bookkeeping (not pr
     UNCLEAN = 2           # registered again after an unclean stop, not caught up yet
 
 
+class ConsumedRecord(NamedTuple):  # one record the consumer read (Consumer = true)
+    offset: int
+    epoch: int         # the leader epoch the record was written in
+    value: str
+    leader_epoch: int  # the leader epoch of the fetch that returned it
+    stale: bool        # the serving leader had already been replaced at the controller
+
+
+class ConsumerState(NamedTuple):  # the consumer client (Consumer = true), not a broker's
+    leader_epoch: int  # its current leader epoch (KIP-320: every fetch carries it)
+    position: int      # the next offset it fetches (SubscriptionState's FetchPosition.offset)
+    offset_epoch: int  # FetchPosition.offsetEpoch: the epoch of the last record read (0: none)
+    read: tuple        # of ConsumedRecord, in the order the application received them
+    resets: int        # how often it moved its position by auto.offset.reset (truncation, out of range)
+
+
 # ---- the state -------------------------------------------------------------
 
 class KraftState(NamedTuple):
@@ -279,6 +295,15 @@ class KraftStorageState(NamedTuple):
 STORAGE_VARIABLES: tuple[str, ...] = KraftStorageState._fields
 assert STORAGE_VARIABLES[:len(VARIABLES)] == VARIABLES
 
+# With Consumer = true (model/kraft/consumer.py) a state has one more variable,
+# last: the consumer's. Its own classes, so that a run without the consumer
+# keeps the reference's variables (its ITF and TLA+ values, its counts).
+CONSUMER = "consumer"
+KraftConsumerState = NamedTuple(
+    "KraftConsumerState", [(f, object) for f in VARIABLES] + [(CONSUMER, ConsumerState)])
+KraftStorageConsumerState = NamedTuple(
+    "KraftStorageConsumerState", [(f, object) for f in STORAGE_VARIABLES] + [(CONSUMER, ConsumerState)])
+
 
 def at(fn: tuple, b: int):
     """fn[b] for a TLA+ function over Brokers = 1..n."""
@@ -309,4 +334,11 @@ def with_changes(state: KraftState, changes: dict) -> KraftState:
     index = FIELD_INDEX
     for name, value in changes.items():
         items[index[name]] = value
+    return _new_tuple(type(state), items)
+
+
+def with_consumer(state, consumer: ConsumerState):
+    """The state with the consumer's variable (always the last) replaced."""
+    items = list(state)
+    items[-1] = consumer
     return _new_tuple(type(state), items)

@@ -407,14 +407,14 @@ class StorageModel(KraftModel):
 
     def init_states(self) -> list:
         """The reference's Init, every log empty and flushed, no recovery."""
-        (ref,) = KraftModel.init_states(self)
+        ref = self.reference_init_state()
         n = self.n
         items = list(ref)
         items[VARIABLES.index("aux_ctrs")] = StorageCtrs(n + 1, 0, 0, 0, 0, 0, 0)
-        return [KraftStorageState(*items, partition_flushed=(1,) * n,
-                                  partition_hwm_checkpoint=(1,) * n, con_recovery=None,
-                                  ghost_unclean=self.initial_ghost,
-                                  ghost_reported=RecoveryReport(0, EMPTY))]
+        return self.with_initial_consumer([KraftStorageState(
+            *items, partition_flushed=(1,) * n, partition_hwm_checkpoint=(1,) * n,
+            con_recovery=None, ghost_unclean=self.initial_ghost,
+            ghost_reported=RecoveryReport(0, EMPTY))])
 
     _msg_kinds = _KINDS
 
@@ -424,12 +424,10 @@ class StorageModel(KraftModel):
                 ctrs.process_crash_ctr < self.crash_limit,
                 ctrs.power_loss_ctr < self.power_limit)
 
-    def from_plain(self, values: tuple):
-        return KraftStorageState._make(c(v) for c, v in zip(self.plain_converters(), values))
-
     def plain_converters(self) -> tuple:
-        """KraftModel's, then the storage variables' (in state order)."""
-        return KraftModel.plain_converters(self) + (tuple, tuple, _recovery, _ghosts, _report)
+        """KraftModel's, then the storage variables' (in state order), then the consumer's."""
+        return (self.reference_converters() + (tuple, tuple, _recovery, _ghosts, _report)
+                + self.consumer_converters())
 
 
 def _recovery(rec):

@@ -88,6 +88,11 @@ DESCRIBE = {
     "CompleteUncleanRecovery": "the controller completes the unclean recovery",
     "ElectLastKnownLeader": "the controller elects the last known leader (an unclean election)",
     "ElectUncleanLeader": "the controller elects an unfenced replica outside the ISR (unclean leader election)",
+    # the consumer client (Consumer = true)
+    "ConsumerValidatePosition": "the consumer takes leader {b}'s leader epoch and validates its position there",
+    "ConsumerFetch": "the consumer fetches from leader {b}",
+    "ConsumerResetOffset": "the consumer's fetch from leader {b} is out of range: it resets its position "
+                           "(auto.offset.reset = latest)",
 }
 GHOST = {0: "", 1: "stopped uncleanly", 2: "UNCLEAN (restarted uncleanly, not caught up)"}
 
@@ -107,6 +112,16 @@ def fmt_record(r) -> str:
 
 def fmt_log(log) -> str:
     return "[" + ", ".join(fmt_record(r) for r in log) + "]"
+
+
+def fmt_consumer(c) -> str:
+    """The consumer's state: position, offset epoch, leader epoch, what it read."""
+    read = ", ".join(fmt_record(r) + (" (stale leader)" if r.stale else "") for r in c.read)
+    text = (f"position {c.position}, offset epoch {c.offset_epoch or 'none'}, leader epoch {c.leader_epoch}, "
+            f"read [{read}]")
+    if c.resets:
+        text += f", {c.resets} offset reset{'s' if c.resets > 1 else ''}"
+    return text
 
 
 def fmt_broker(b) -> str:
@@ -332,6 +347,8 @@ class KraftView(TraceView):
             lost = state.ghost_reported.lost - prev.ghost_reported.lost
             if lost:
                 text += f" (it lacks the committed {fmt_set(lost)})"
+        elif name.startswith("Consumer") and hasattr(state, "consumer"):
+            text += self._describe_consumer(name, prev.consumer, state.consumer, state)
         if name in ("ElectLastKnownLeader", "ElectUncleanLeader", "FenceBroker", "SessionTimeout", "DataLossShutdown", "UncleanShutdown", "NoDataLossShutdown",
                     "CleanShutdown", "ReceiveBrokerRegRequest", "UnfenceBroker",
                     "ReceiveAlterPartitionRequest", "ControlledShutdown"):
@@ -341,6 +358,21 @@ class KraftView(TraceView):
             elif a.isr != c.isr:
                 text += f"; ISR {fmt_set(a.isr)} -> {fmt_set(c.isr)}"
         return text
+
+    def _describe_consumer(self, name, a, c, s) -> str:
+        """What a consumer step did: the records read, the position moved."""
+        if name == "ConsumerFetch":
+            new = c.read[len(a.read):]
+            text = f": reads {', '.join(fmt_record(r) for r in new)} up to its HWM {c.position}"
+            current = s.con_partition_metadata
+            if new and new[-1].stale:
+                text += (f" - a stale leader: the controller's leader is {fmt_broker(current.leader)} "
+                         f"in leader epoch {current.leader_epoch}")
+            return text
+        if c.position != a.position:
+            cause = "truncation detected" if name == "ConsumerValidatePosition" else "offset out of range"
+            return f": {cause}, position {a.position} -> {c.position}"
+        return f": leader epoch {a.leader_epoch} -> {c.leader_epoch}, position {c.position} valid"
 
     def summary_lines(self, s) -> list[str]:
         """The state at a glance: the controller, each broker, the producer, the network."""
@@ -384,6 +416,8 @@ class KraftView(TraceView):
             lines.append(f"broker {b}: " + ", ".join(parts))
         lines.append(f"producer: sent {fmt_set(s.inv_sent)}, acked {fmt_set(s.inv_pos_acked)}, "
                      f"nacked {fmt_set(s.inv_neg_acked)}; true HWM {s.inv_true_hwm}")
+        if hasattr(s, "consumer"):
+            lines.append("consumer: " + fmt_consumer(s.consumer))
         msgs = sorted(s.messages, key=fmt_message)
         lines.append("in flight: " + ("; ".join(fmt_message(m) for m in msgs) if msgs else "nothing"))
         return lines
@@ -444,6 +478,8 @@ class KraftView(TraceView):
                 lines.append(f"{name} + " + ", ".join(fmt(r) for r in b[len(a):]))
             elif name == "inv_consumed" and b[:len(a)] == a:
                 lines.append(f"{name} + " + ", ".join(fmt_record(r) for r in b[len(a):]))
+            elif name == "consumer":
+                lines.append(f"{name}: {fmt_consumer(a)} -> {fmt_consumer(b)}")
             else:
                 lines.append(f"{name}: {field_diff(a, b)}")
         return lines
@@ -515,7 +551,8 @@ class KraftView(TraceView):
     # ---- the per-step table ----------------------------------------------------------
 
     def columns(self) -> list[str]:
-        return ["Controller"] + [f"Broker {b}" for b in self.brokers] + ["Producer"]
+        return (["Controller"] + [f"Broker {b}" for b in self.brokers] + ["Producer"]
+                + (["Consumer"] if "consumer" in (self.variables or ()) else []))
 
     def _controller_cell(self, prev, s) -> tuple[str, bool]:
         md = s.con_partition_metadata
@@ -674,7 +711,22 @@ class KraftView(TraceView):
         out = [self._controller_cell(prev, state)]
         out.extend(self._broker_cell(prev, state, b) for b in self.brokers)
         out.append(self._producer_cell(prev, state))
+        if hasattr(state, "consumer"):
+            out.append(self._consumer_cell(prev, state))
         return out
+
+    def _consumer_cell(self, prev, s) -> tuple[str, bool]:
+        c = s.consumer
+        a = prev.consumer if prev is not None else None
+        read = ", ".join(fmt_record(r) + (" (stale leader)" if r.stale else "") for r in c.read)
+        items = [
+            self._item("position", _esc(c.position), a is not None and a.position != c.position), "<br>",
+            self._item("leader epoch", _esc(c.leader_epoch), a is not None and a.leader_epoch != c.leader_epoch),
+            "<br>", self._item("read", _esc(f"[{read}]"), a is not None and a.read != c.read),
+        ]
+        if c.resets:
+            items += ["<br>", self._item("offset resets", _esc(c.resets), a is not None and a.resets != c.resets)]
+        return " ".join(items), a is not None and a != c
 
     # ---- what broke ------------------------------------------------------------------
 
@@ -696,6 +748,34 @@ class KraftView(TraceView):
             lambda s, v: any(r.value == v for r in s.partition_data[lead - 1].log),
             values, f"broker {lead}", epoch, "committed")
 
+    def _explain_consumer(self, prop: str, trace: list) -> Explanation:
+        """Which record the consumer read is gone, or how its position went back."""
+        s = trace[-1][1]
+        c = s.consumer
+        column = {len(self.columns()) - 1}
+        if prop == "MonotonicReads":
+            last = max((r.offset for r in c.read), default=0)
+            return Explanation(
+                f"The consumer's reads went back: it read up to offset {last} "
+                f"({fmt_log(c.read)}), and its position is now {c.position} after "
+                f"{c.resets} reset{'s' if c.resets != 1 else ''} by auto.offset.reset: it will read "
+                f"offsets it already read again, maybe as other records.", column)
+        epoch = s.con_partition_metadata.leader_epoch
+        for b in self.brokers:
+            i = b - 1
+            if s.partition_status[i] is None or int(s.partition_status[i]) != 0 \
+                    or s.partition_metadata[i].leader_epoch != epoch:
+                continue
+            log = s.partition_data[i].log
+            gone = [r for r in c.read if r.offset > len(log) or (log[r.offset - 1].epoch, log[r.offset - 1].value)
+                    != (r.epoch, r.value)]
+            if gone:
+                return Explanation(
+                    f"A record the consumer read is gone: it read {', '.join(fmt_record(r) for r in gone)} "
+                    f"(from the leader of leader epoch {gone[0].leader_epoch}), but broker {b}, the leader "
+                    f"in leader epoch {epoch}, holds {fmt_log(log)}.", column | {b})
+        return Explanation("A record the consumer read is gone from the committed log.", column)
+
     def explain(self, prop: str, trace: list) -> Explanation | None:
         s = trace[-1][1]
         acked = sorted(s.inv_pos_acked)
@@ -703,6 +783,8 @@ class KraftView(TraceView):
         in_log = lambda b, v: any(r.value == v for r in logs[b])  # noqa: E731
         true_hwm = s.inv_true_hwm
         md = s.con_partition_metadata
+        if prop in ("ConsumedRecordsStayCommitted", "MonotonicReads") and hasattr(s, "consumer"):
+            return self._explain_consumer(prop, trace)
         if prop == "LeaderCompletenessProperty":
             lead = md.leader
             if lead != NO_LEADER:

@@ -27,6 +27,9 @@ CONFIGS = [
               "CleanShutdownLimit": 1, "FenceBrokerLimit": 1, "AvoidLastReplicaStanding": False}),
     ("kip966_storage", {"BrokerCount": 2, "InitReplicationFactor": 2, "MinISR": 2}),
     ("v3_5_storage", {"BrokerCount": 2, "InitReplicationFactor": 2, "MinISR": 1}),
+    # the consumer's properties (Consumer = true only)
+    ("v3_5", {"BrokerCount": 2, "InitReplicationFactor": 2, "MinISR": 1, "UncleanShutdownLimit": 1,
+              "FenceBrokerLimit": 1, "AvoidLastReplicaStanding": False, "Consumer": True}),
 ]
 LIMIT = 20_000  # states per configuration (the first depth bound past it)
 
