@@ -112,6 +112,9 @@ _STORAGE_WITNESSES = (
      "drops acknowledged data)", None),
     ("UncleanRecoveryLostData", recovery.unclean_recovery_lost_data,
      "an unclean recovery elects a replica lacking committed records (reported lost)", (KIP966,)),
+    ("HwmCheckpointed", recovery.hwm_checkpointed,
+     "a broker that never stopped checkpointed an HWM above 1 (HwmCheckpoint timer: "
+     "CheckpointHwm; flush: a log flush)", None),
 )
 # the witnesses of unclean recovery, which UncleanRecoveryStrategy manual never starts
 _RECOVERY_WITNESSES = ("UncleanRecoveryReported", "UncleanRecoveryLostData")
@@ -162,6 +165,7 @@ _READS = {
     "UncleanRecoveryReported": ("ghost_reported",),
     "AckedRecordUnflushed": ("broker_state", "inv_pos_acked", "partition_data", "partition_flushed"),
     "UncleanRecoveryLostData": ("ghost_reported",),
+    "HwmCheckpointed": ("broker_state", "partition_hwm_checkpoint"),
 }
 
 # Invariants checked by parts (Property.parts): a conjunct per variable, so
@@ -195,9 +199,15 @@ def kraft_properties(model) -> list[Property]:
         predicate = (witnesses.leader_changed(ctx, _initial_leader_epoch(model))
                      if factory is None else factory(ctx))
         props.append(Property(name, SOMETIMES, predicate, doc, _READS[name]))
-    if model.constants.get("FetchRequestsSurviveStop"):
+    if model.fetch_survives_stop:
         props.append(Property("FetchOutlivedSender", SOMETIMES, witnesses.fetch_outlived_sender(ctx),
                               "a fetch request is in flight from a broker that stopped since "
                               "sending it (FetchRequestsSurviveStop: KIP-903's race)",
                               ("messages", "broker_state")))
+    if ctx.storage and model.flush_policy == "segment_roll":
+        props.append(Property("ActiveSegmentFlushed", SOMETIMES,
+                              recovery.active_segment_flushed(model.segment_size),
+                              "a broker that never stopped flushed a record of its active "
+                              "segment (segment_roll: the OS's BackgroundFlush)",
+                              ("broker_state", "partition_data", "partition_flushed")))
     return props

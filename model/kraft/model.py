@@ -115,6 +115,9 @@ class KraftModel:
         # holds the last leader) and unclean.leader.election.enable (config.py)
         self.last_known_leader = cfg.get("UncleanRecoveryStrategy") == "last_known_leader"
         self.unclean_election = cfg.get("UncleanLeaderElection", False)
+        # a stopping broker's fetch requests still reach its leader (config.py; resolve
+        # lists the constant only off its variant's default: false, storage variants true)
+        self.fetch_survives_stop = cfg.get("FetchRequestsSurviveStop", flags.storage)
 
         # shared immutable values (identity reuse keeps successors cheap)
         self.blank_replica = PeerReplicaState(None, 0)
