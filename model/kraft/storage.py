@@ -324,11 +324,25 @@ def receive_broker_reg_request(k, s, b, mt, out):
             out[j] = (act, with_changes(t, {"ghost_unclean": ghost}))
 
 
+def _caught_up(bs, epoch):
+    """The ghost of a broker whose incarnation of broker epoch `epoch` provably
+    caught up: TRUSTED if it still runs it, or stopped it cleanly since (a
+    restart that read the epoch file back keeps the epoch); else that
+    incarnation stopped uncleanly: STOPPED_UNCLEAN, UNCLEAN at the next
+    registration."""
+    if bs.status == OFFLINE_CLEAN or (bs.broker_epoch == epoch and bs.status > OFFLINE_DIRTY):
+        return TRUSTED
+    return STOPPED_UNCLEAN
+
+
 def receive_fetch_request(k, s, b, mt, out):
     """ReceiveFetchRequest(b), plus the ghost: an UNCLEAN follower has provably
-    caught up when the controller's current leader accepts its fetch (from its
-    live incarnation) at an offset at or above the leader's HWM and leader
-    epoch start offset - what the leader needs to add it to the ISR."""
+    caught up when the controller's current leader accepts a fetch of its
+    registered incarnation at an offset at or above the leader's HWM and
+    leader epoch start offset - what the leader needs to add it to the ISR.
+    A fetch that outlived its sender (FetchRequestsSurviveStop) proves it of
+    an incarnation that has since stopped uncleanly: STOPPED_UNCLEAN, suspect
+    again at its next registration."""
     start = len(out)
     fetch.receive_fetch_request(k, s, b, mt, out)
     if UNCLEAN not in s.ghost_unclean:
@@ -348,10 +362,11 @@ def receive_fetch_request(k, s, b, mt, out):
         for f in range(k.n):
             p = row1[f]
             if (p is not row0[f] and t.ghost_unclean[f] == UNCLEAN
-                    and p.broker_epoch == t.broker_state[f].broker_epoch
+                    and p.broker_epoch == t.con_broker_reg[f].broker_epoch
                     and p.leo >= d.hwm and (leso is None or p.leo >= leso)):
+                ghost = _caught_up(t.broker_state[f], p.broker_epoch)
                 out[j] = (act, with_changes(t, {"ghost_unclean": except_at(t.ghost_unclean, f + 1,
-                                                                           TRUSTED)}))
+                                                                           ghost)}))
 
 
 # ---- the model ------------------------------------------------------------------------
