@@ -445,3 +445,24 @@ def test_unclean_leader_election_needs_the_last_known_leader_strategy_in_kip966(
     with pytest.raises(ModelConfigError, match="UncleanLeaderElection"):
         model(UncleanLeaderElection=True)
     assert "ElectUncleanLeader" in model("v3_5_storage", UncleanLeaderElection=True).action_names
+
+
+def test_a_fetch_that_outlived_its_sender_proves_the_catch_up_of_its_incarnation():
+    """FetchRequestsSurviveStop (the storage variants' default): broker 1
+    restarts unclean, fetches at the leader's HWM, loses power again and
+    restarts; its old request still reaches leader 2, which asks the
+    controller to add broker 1 (registered epoch 3, not yet fenced) to the
+    ISR. That incarnation did catch up: Unclean Exclusion holds, and broker 1
+    is suspect again (STOPPED_UNCLEAN, UNCLEAN at its next registration)."""
+    m, props = build_checked("kraft", "kip966_storage", {**B2, "UncleanRecoveryStrategy": "manual"})
+    (ue,) = [p for p in props if p.name == "UncleanExclusion"]
+    s = run(m, m.init_states()[0], ("PowerLoss", 1), ("BrokerStart", 1), ("SessionTimeout", 1),
+            ("ReceiveBrokerRegRequest", 1), ("ReceiveBrokerRegResponse", 1))
+    s = step(m, s, "ReceiveMetadataUpdate", 1, pick=-1)
+    s = run(m, s, ("SendFetchRequest", 1), ("PowerLoss", 1), ("BrokerStart", 1))
+    assert s.ghost_unclean[0] == Ghost.UNCLEAN and s.broker_state[0].status == BrokerStatus.STARTING
+    s = step(m, s, "ReceiveMetadataUpdate", 2, pick=-1)
+    s = run(m, s, ("ReceiveFetchRequest", 2))
+    assert s.ghost_unclean[0] == Ghost.STOPPED_UNCLEAN
+    s = run(m, s, ("SendAlterPartitionRequest", 2), ("ReceiveAlterPartitionRequest", 2))
+    assert s.con_partition_metadata.isr == {1, 2} and ue.predicate(s)
