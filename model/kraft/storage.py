@@ -12,7 +12,9 @@ as its shutdown. Here, per replica:
   CheckpointHwm(b) while the broker runs, on Kafka's own timer
   (replica.high.watermark.checkpoint.interval.ms; HwmCheckpoint = flush: at
   the log's flushes instead, the policy's and the OS's), and at a controlled
-  shutdown; read back at restart and clamped to the log;
+  shutdown; read back at restart and clamped to the log (both steps are
+  weakly fair under the storage fairness: the kernel's writeback and
+  Kafka's timer always fire in the end);
 - the broker epoch file: broker_state[b].broker_epoch of an offline broker
   (0: absent), as the reference keeps it;
 - the leader-epoch checkpoint: the epochs carried by the surviving records
@@ -28,6 +30,9 @@ Three kinds of stop replace the reference's two shutdowns:
   back to its flushed prefix, the HWM to min(checkpoint, LEO) - also of a
   broker whose process crashed before the OS flushed its page cache;
   PowerOutage(b1, b2, ...) (CorrelatedPowerLoss): several at once.
+A stopping broker's fetch requests in flight still reach its leader
+(FetchRequestsSurviveStop, true here as in Kafka; the reference drops them).
+
 After a crash the controller notices only when the broker's session times
 out: SessionTimeout(b) fences a broker whose registered incarnation is dead;
 it costs nothing of FenceBrokerLimit (which bounds FenceBroker(b), fencing a
