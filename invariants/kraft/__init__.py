@@ -113,6 +113,9 @@ _STORAGE_WITNESSES = (
      "drops acknowledged data)", None),
     ("UncleanRecoveryLostData", recovery.unclean_recovery_lost_data,
      "an unclean recovery elects a replica lacking committed records (reported lost)", (KIP966,)),
+    ("HwmCheckpointed", recovery.hwm_checkpointed,
+     "a broker that never stopped checkpointed an HWM above 1 (HwmCheckpoint timer: "
+     "CheckpointHwm; flush: a log flush)", None),
 )
 # the witnesses of unclean recovery, which UncleanRecoveryStrategy manual never starts
 _RECOVERY_WITNESSES = ("UncleanRecoveryReported", "UncleanRecoveryLostData")
@@ -191,6 +194,7 @@ _READS = {
     "ConsumerReadBeforeLeaderChange": ("con_partition_metadata", "consumer"),
     "ConsumerReadFromStaleLeader": ("consumer",),
     "ConsumerOffsetReset": ("consumer",),
+    "HwmCheckpointed": ("broker_state", "partition_hwm_checkpoint"),
 }
 
 # Invariants checked by parts (Property.parts): a conjunct per variable, so
@@ -229,9 +233,16 @@ def kraft_properties(model) -> list[Property]:
         predicate = (witnesses.leader_changed(ctx, _initial_leader_epoch(model))
                      if factory is None else factory(ctx))
         props.append(Property(name, SOMETIMES, predicate, doc, _READS[name]))
-    if model.constants.get("FetchRequestsSurviveStop"):
+    # a stand-in model (constants only, tests/conformance) says it in its constants
+    if getattr(model, "fetch_survives_stop", model.constants.get("FetchRequestsSurviveStop", False)):
         props.append(Property("FetchOutlivedSender", SOMETIMES, witnesses.fetch_outlived_sender(ctx),
                               "a fetch request is in flight from a broker that stopped since "
                               "sending it (FetchRequestsSurviveStop: KIP-903's race)",
                               ("messages", "broker_state")))
+    if ctx.storage and getattr(model, "flush_policy", None) == "segment_roll":
+        props.append(Property("ActiveSegmentFlushed", SOMETIMES,
+                              recovery.active_segment_flushed(model.segment_size),
+                              "a broker that never stopped flushed a record of its active "
+                              "segment (segment_roll: the OS's BackgroundFlush)",
+                              ("broker_state", "partition_data", "partition_flushed")))
     return props

@@ -40,14 +40,15 @@ REFERENCE_FAIRNESS = (
 
 # The storage variants (kmc's own, model/kraft/storage.py, recovery.py) add the
 # steps that make progress there by the same criterion: the OS flushes dirty
-# pages, and an unclean recovery asks, is answered and completes.
+# pages, Kafka's HWM checkpoint timer fires (CheckpointHwm), and an unclean
+# recovery asks, is answered and completes.
 # A dead incarnation cannot renew its session, so Kafka's session timeout
 # (broker.session.timeout.ms) always fences it in the end; without this entry a
 # fair behaviour could keep a crashed broker registered - and leader - for ever.
 # The reference fences in the shutdown step itself and has no such action.
 SESSION_TIMEOUT_FAIRNESS = ("WF:SessionTimeout",)
 STORAGE_FAIRNESS = SESSION_TIMEOUT_FAIRNESS + (
-    "WF:BackgroundFlush", "WF:ReceiveGetReplicaLogInfoRequest", "WF:ReceiveGetReplicaLogInfoResponse",
+    "WF:BackgroundFlush", "WF:CheckpointHwm", "WF:ReceiveGetReplicaLogInfoRequest", "WF:ReceiveGetReplicaLogInfoResponse",
     "WF:StartUncleanRecovery", "WF:CompleteUncleanRecovery", "WF:ElectLastKnownLeader",
     "WF:ElectUncleanLeader",
 )

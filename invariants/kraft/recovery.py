@@ -164,3 +164,38 @@ def unclean_recovery_lost_data(ctx: KraftContext):
 
     return UncleanRecoveryLostData
 
+
+
+def hwm_checkpointed(ctx: KraftContext):
+    """HwmCheckpointed: a broker that never stopped (still its first
+    incarnation) has written an HWM above 1 to its checkpoint file: with
+    HwmCheckpoint = timer only CheckpointHwm(b) writes it there (a controlled
+    shutdown stops the broker); with flush, a log flush."""
+
+    def HwmCheckpointed(s) -> bool:
+        for b, (bs, ckpt) in enumerate(zip(s.broker_state, s.partition_hwm_checkpoint), 1):
+            if ckpt > 1 and bs.incarnation_id == b:
+                return True
+        return False
+
+    return HwmCheckpointed
+
+
+def active_segment_flushed(segment_size: int):
+    """ActiveSegmentFlushed (FlushPolicy segment_roll): a broker that never
+    stopped has flushed a record of its active segment, which the policy
+    flushes only when the segment rolls: the OS wrote it back
+    (BackgroundFlush). A follower's truncation below its flushed offset leaves
+    the same state; a spec whose BackgroundFlushAlways = false never reaching
+    it shows that its counterpart reaches it by the OS's flush."""
+
+    def ActiveSegmentFlushed(s) -> bool:
+        for b, (bs, d, f) in enumerate(zip(s.broker_state, s.partition_data, s.partition_flushed), 1):
+            records = d.leo - 1
+            if records and bs.incarnation_id == b:
+                rolled = ((records - 1) // segment_size) * segment_size + 1
+                if f > rolled:
+                    return True
+        return False
+
+    return ActiveSegmentFlushed

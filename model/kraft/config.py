@@ -131,14 +131,37 @@ _FETCH_SURVIVES_DOC = ("a fetch request in flight from a broker that stops is st
                        "reference's DropFetchSessions does")
 KIP966_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
 V3_5_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
-# the storage variants too: their specs are decided with the reference's drop (docs/findings.md)
-KIP966_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
-V3_5_STORAGE_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
+# the storage variants are not the reference: Kafka's behaviour by default
+_STORAGE_FETCH = Constant(
+    "FetchRequestsSurviveStop", bool, True,
+    "true (default, Kafka): a fetch request in flight from a broker that stops is still handled "
+    "by the leader (KIP-903's race); false: dropped with the stop, as the reference's "
+    "DropFetchSessions does")
+# Two simplifications the storage variants had, now constants whose default is Kafka's:
+# the OS writes dirty pages back whatever log.flush.* says (vm dirty writeback), and
+# ReplicaManager writes replication-offset-checkpoint on its own timer
+# (replica.high.watermark.checkpoint.interval.ms, 5 s), not at log flushes.
+_STORAGE_KAFKA = (
+    _STORAGE_FETCH,
+    Constant("BackgroundFlushAlways", bool, True,
+             "true (default, Kafka): the OS writes dirty pages back (BackgroundFlush) under every "
+             "FlushPolicy, as the kernel's writeback does whatever log.flush.* says; false: "
+             "under FlushPolicy async only (the other policies flush at their own points only)"),
+    Constant("HwmCheckpoint", str, "timer",
+             "when a running broker writes its HWM checkpoint (replication-offset-checkpoint): "
+             "timer (default, Kafka: CheckpointHwm(b), its own step, as ReplicaManager's "
+             "replica.high.watermark.checkpoint.interval.ms timer) or flush (with the log's "
+             "flushes only: the policy's and, while the broker runs, the OS's BackgroundFlush); "
+             "both: at a controlled shutdown"),
+)
+KIP966_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER,)
+V3_5_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER,)
 # constants that only mean something under one flush policy
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
 ACKS = ("all", "1")
+HWM_CHECKPOINTS = ("timer", "flush")
 _STR_CHOICES = {"FlushPolicy": FLUSH_POLICIES, "UncleanRecoveryStrategy": RECOVERY_STRATEGIES,
-                "Acks": ACKS}
+                "Acks": ACKS, "HwmCheckpoint": HWM_CHECKPOINTS}
 
 
 @dataclass(frozen=True)
@@ -301,7 +324,9 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
         del cfg["ReferenceQuirks"]
     if cfg["Acks"] == "all":  # likewise: acks=all is the reference's only producer
         del cfg["Acks"]
-    if not cfg["FetchRequestsSurviveStop"]:  # likewise (DropFetchSessions)
+    # likewise at the variant's default (the reference variants: DropFetchSessions;
+    # the storage variants: Kafka's, so a run lists it only when set to the reference's)
+    if cfg["FetchRequestsSurviveStop"] == known["FetchRequestsSurviveStop"].default:
         del cfg["FetchRequestsSurviveStop"]
     if not cfg["Consumer"]:  # likewise: the reference has no consumer client
         del cfg["Consumer"]

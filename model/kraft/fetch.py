@@ -98,7 +98,7 @@ def drop_fetch_sessions(k, s, b):
     FetchRequestsSurviveStop, b's own fetch requests, which its leader still
     handles; b's fetchers are reset; a peer waiting on b gets its fetch failed
     (delayed if it still has the partition)."""
-    keep_requests = k.constants.get("FetchRequestsSurviveStop", False)
+    keep_requests = k.fetch_survives_stop
     dropped = [m for m in s.messages
                if m[0] in _FETCH_TYPES and (m.dest == b or m.source == b)
                and not (keep_requests and m[0] == MsgType.FetchRequest and m.source == b)]

@@ -124,6 +124,9 @@ class KraftModel:
             self.variables = base_class._fields + (CONSUMER,)
         else:
             self.state_class = base_class
+        # a stopping broker's fetch requests still reach its leader (config.py; resolve
+        # lists the constant only off its variant's default: false, storage variants true)
+        self.fetch_survives_stop = cfg.get("FetchRequestsSurviveStop", flags.storage)
 
         # shared immutable values (identity reuse keeps successors cheap)
         self.blank_replica = PeerReplicaState(None, 0)

@@ -6,10 +6,15 @@ nothing is ever flushed, and the controller fences a broker in the same step
 as its shutdown. Here, per replica:
 - a flushed offset (the recovery point: the first offset not yet on disk),
   moved by the flush policy (FlushPolicy: every_write, every_n, segment_roll,
-  async) and, for async, by the OS (BackgroundFlush);
-- the HWM checkpoint file, written at Kafka's own flushes (the policy's, the
-  controlled shutdown's; with async, the background step stands for
-  Kafka's checkpoint timer too), read back at restart and clamped to the log;
+  async) and by the OS (BackgroundFlush), which writes dirty pages back
+  whatever log.flush.* says (BackgroundFlushAlways = false: under async only);
+- the HWM checkpoint file (replication-offset-checkpoint), written by
+  CheckpointHwm(b) while the broker runs, on Kafka's own timer
+  (replica.high.watermark.checkpoint.interval.ms; HwmCheckpoint = flush: at
+  the log's flushes instead, the policy's and the OS's), and at a controlled
+  shutdown; read back at restart and clamped to the log (both steps are
+  weakly fair under the storage fairness: the kernel's writeback and
+  Kafka's timer always fire in the end);
 - the broker epoch file: broker_state[b].broker_epoch of an offline broker
   (0: absent), as the reference keeps it;
 - the leader-epoch checkpoint: the epochs carried by the surviving records
@@ -25,6 +30,9 @@ Three kinds of stop replace the reference's two shutdowns:
   back to its flushed prefix, the HWM to min(checkpoint, LEO) - also of a
   broker whose process crashed before the OS flushed its page cache;
   PowerOutage(b1, b2, ...) (CorrelatedPowerLoss): several at once.
+A stopping broker's fetch requests in flight still reach its leader
+(FetchRequestsSurviveStop, true here as in Kafka; the reference drops them).
+
 After a crash the controller notices only when the broker's session times
 out: SessionTimeout(b) fences a broker whose registered incarnation is dead;
 it costs nothing of FenceBrokerLimit (which bounds FenceBroker(b), fencing a
@@ -93,8 +101,9 @@ def follow_logs(k, s, t):
             if nf != f:
                 flushed = list(flushed or t.partition_flushed)
                 flushed[i] = nf
-                ckpt = list(ckpt or t.partition_hwm_checkpoint)
-                ckpt[i] = d1.hwm
+                if k.checkpoint_at_flush:
+                    ckpt = list(ckpt or t.partition_hwm_checkpoint)
+                    ckpt[i] = d1.hwm
         else:
             common = 0
             for a, b in zip(l0, l1):
@@ -126,10 +135,11 @@ def _following_logs(fn):
 
 
 def background_flush(k, s, b, mt, out):
-    """BackgroundFlush(b) (FlushPolicy async): the OS writes dirty pages back;
-    the flushed offset moves to any offset in (flushed, LEO]. It runs whether
-    the Kafka process does or not (a crashed process leaves its page cache to
-    the OS); while the broker runs, Kafka's HWM checkpoint timer fires too."""
+    """BackgroundFlush(b): the OS writes dirty pages back (under every flush
+    policy; BackgroundFlushAlways = false: async only); the flushed offset
+    moves to any offset in (flushed, LEO]. It runs whether the Kafka process
+    does or not (a crashed process leaves its page cache to the OS). With
+    HwmCheckpoint = flush, a running broker checkpoints its HWM with it."""
     i = b - 1
     d = s.partition_data[i]
     f = s.partition_flushed[i]
@@ -137,11 +147,27 @@ def background_flush(k, s, b, mt, out):
         return
     act = k.acts["BackgroundFlush"][b]
     ch = {}
-    if s.broker_state[i].status == RUNNING and s.partition_hwm_checkpoint[i] != d.hwm:
+    if (k.checkpoint_at_flush and s.broker_state[i].status == RUNNING
+            and s.partition_hwm_checkpoint[i] != d.hwm):
         ch["partition_hwm_checkpoint"] = except_at(s.partition_hwm_checkpoint, b, d.hwm)
     for offset in range(f + 1, d.leo + 1):
         ch["partition_flushed"] = except_at(s.partition_flushed, b, offset)
         out.append((act, with_changes(s, ch)))
+
+
+def checkpoint_hwm(k, s, b, mt, out):
+    """CheckpointHwm(b) (HwmCheckpoint = timer): a running broker writes its
+    HWM to its checkpoint file, on its own schedule (Kafka's
+    ReplicaManager.checkpointHighWatermarks, every
+    replica.high.watermark.checkpoint.interval.ms), not at log flushes."""
+    i = b - 1
+    if s.broker_state[i].status != RUNNING:
+        return
+    hwm = s.partition_data[i].hwm
+    if s.partition_hwm_checkpoint[i] == hwm:
+        return
+    out.append((k.acts["CheckpointHwm"][b], with_changes(s, {
+        "partition_hwm_checkpoint": except_at(s.partition_hwm_checkpoint, b, hwm)})))
 
 
 # ---- stops -------------------------------------------------------------------------
@@ -303,11 +329,25 @@ def receive_broker_reg_request(k, s, b, mt, out):
             out[j] = (act, with_changes(t, {"ghost_unclean": ghost}))
 
 
+def _caught_up(bs, epoch):
+    """The ghost of a broker whose incarnation of broker epoch `epoch` provably
+    caught up: TRUSTED if it still runs it, or stopped it cleanly since (a
+    restart that read the epoch file back keeps the epoch); else that
+    incarnation stopped uncleanly: STOPPED_UNCLEAN, UNCLEAN at the next
+    registration."""
+    if bs.status == OFFLINE_CLEAN or (bs.broker_epoch == epoch and bs.status > OFFLINE_DIRTY):
+        return TRUSTED
+    return STOPPED_UNCLEAN
+
+
 def receive_fetch_request(k, s, b, mt, out):
     """ReceiveFetchRequest(b), plus the ghost: an UNCLEAN follower has provably
-    caught up when the controller's current leader accepts its fetch (from its
-    live incarnation) at an offset at or above the leader's HWM and leader
-    epoch start offset - what the leader needs to add it to the ISR."""
+    caught up when the controller's current leader accepts a fetch of its
+    registered incarnation at an offset at or above the leader's HWM and
+    leader epoch start offset - what the leader needs to add it to the ISR.
+    A fetch that outlived its sender (FetchRequestsSurviveStop) proves it of
+    an incarnation that has since stopped uncleanly: STOPPED_UNCLEAN, suspect
+    again at its next registration."""
     start = len(out)
     fetch.receive_fetch_request(k, s, b, mt, out)
     if UNCLEAN not in s.ghost_unclean:
@@ -327,10 +367,11 @@ def receive_fetch_request(k, s, b, mt, out):
         for f in range(k.n):
             p = row1[f]
             if (p is not row0[f] and t.ghost_unclean[f] == UNCLEAN
-                    and p.broker_epoch == t.broker_state[f].broker_epoch
+                    and p.broker_epoch == t.con_broker_reg[f].broker_epoch
                     and p.leo >= d.hwm and (leso is None or p.leo >= leso)):
+                ghost = _caught_up(t.broker_state[f], p.broker_epoch)
                 out[j] = (act, with_changes(t, {"ghost_unclean": except_at(t.ghost_unclean, f + 1,
-                                                                           TRUSTED)}))
+                                                                           ghost)}))
 
 
 # ---- the model ------------------------------------------------------------------------
@@ -369,8 +410,11 @@ class StorageModel(KraftModel):
             ("ProcessCrash", process_crash, lambda st, reg, kinds, bud: st > OD and bud[2]),
             ("PowerLoss", power_loss, lambda st, reg, kinds, bud: st >= OD and bud[3]),
         ]
-        if self.flush_policy == "async":
+        self.checkpoint_at_flush = cfg["HwmCheckpoint"] == "flush"
+        if self.flush_policy == "async" or cfg["BackgroundFlushAlways"]:
             actions.append(("BackgroundFlush", background_flush, lambda st, reg, kinds, bud: True))
+        if not self.checkpoint_at_flush:
+            actions.append(("CheckpointHwm", checkpoint_hwm, lambda st, reg, kinds, bud: st == R))
         actions += [
             ("ReceiveBrokerRegRequest", receive_broker_reg_request,
              lambda st, reg, kinds, bud: T.RegisterBrokerRequest in kinds),

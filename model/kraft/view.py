@@ -82,6 +82,7 @@ DESCRIBE = {
     "PowerLoss": "broker {b} loses power: its log falls back to what was flushed",
     "PowerOutage": "a power outage takes down brokers {bs}: each log falls back to what was flushed",
     "BackgroundFlush": "the OS of broker {b} flushes dirty pages",
+    "CheckpointHwm": "broker {b} writes its HWM checkpoint file",
     "ReceiveGetReplicaLogInfoRequest": "broker {b} reports its log to the controller",
     "ReceiveGetReplicaLogInfoResponse": "the controller records broker {b}'s log info",
     "StartUncleanRecovery": "the controller starts an unclean recovery (GetReplicaLogInfo)",
@@ -340,6 +341,8 @@ class KraftView(TraceView):
                 else:
                     parts.append(f"broker {br} loses nothing")
             text += ": " + "; ".join(parts)
+        elif name == "CheckpointHwm" and b is not None:
+            text += f": HWM {state.partition_hwm_checkpoint[b - 1]}"
         elif name == "CompleteUncleanRecovery":
             c = state.con_partition_metadata
             text += (f": elects leader {fmt_broker(c.leader)} (leader epoch {c.leader_epoch}) and reports "

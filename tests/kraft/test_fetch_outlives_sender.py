@@ -35,9 +35,14 @@ def fetched_then_stopped(m):
 
 
 def test_the_request_is_dropped_by_default_and_kept_on_request():
-    for variant in ("kip966", "v3_5", "kip966_storage", "v3_5_storage"):
+    for variant in ("kip966", "v3_5"):
         # the reference's behaviour: like its other defaults, not listed among the constants
         assert "FetchRequestsSurviveStop" not in resolve(variant, {})[1]
+    for variant in ("kip966_storage", "v3_5_storage"):
+        # Kafka's behaviour by default; listed only when set to the reference's
+        assert "FetchRequestsSurviveStop" not in resolve(variant, {})[1]
+        off = resolve(variant, {"FetchRequestsSurviveStop": False})[1]
+        assert off["FetchRequestsSurviveStop"] is False
     m = KraftModel("kip966", {**C, "FetchRequestsSurviveStop": True})
     assert m.constants["FetchRequestsSurviveStop"] is True
     assert requests(fetched_then_stopped(KraftModel("kip966", C))) == []

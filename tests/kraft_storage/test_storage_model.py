@@ -95,7 +95,7 @@ def test_async_flushes_only_in_background_steps():
     ("segment_roll", {"SegmentSize": 1}, 1, 2),  # the 2nd append rolls the 1st segment
 ])
 def test_policy_flushes_on_append(policy, extra, after_one, after_two):
-    m = model(FlushPolicy=policy, Values=["A", "B"], MinISR=1, **extra)
+    m = model(FlushPolicy=policy, Values=["A", "B"], MinISR=1, BackgroundFlushAlways=False, **extra)
     assert "BackgroundFlush" not in m.action_names
     s = step(m, m.init_states()[0], "WriteRecordToLeader", 1, pick=0)
     assert s.partition_flushed[0] == after_one
@@ -103,11 +103,41 @@ def test_policy_flushes_on_append(policy, extra, after_one, after_two):
     assert s.partition_flushed[0] == after_two
 
 
+@pytest.mark.parametrize("policy, extra, after", [
+    ("every_write", {}, []),  # nothing left dirty
+    ("every_n", {"FlushEveryN": 2}, [2]),
+    ("segment_roll", {"SegmentSize": 1}, [2]),
+])
+def test_the_os_flushes_in_the_background_under_every_policy(policy, extra, after):
+    """BackgroundFlushAlways (default true): the kernel writes dirty pages back
+    whatever log.flush.* says."""
+    m = model(FlushPolicy=policy, Values=["A", "B"], MinISR=1, **extra)
+    s = step(m, m.init_states()[0], "WriteRecordToLeader", 1, pick=0)
+    assert [t.partition_flushed[0] for t in succ(m, s, "BackgroundFlush", 1)] == after
+
+
 def test_follower_appends_follow_the_policy_and_truncation_lowers_the_flushed_offset():
-    m = model(FlushPolicy="every_write")
+    m = model(FlushPolicy="every_write", HwmCheckpoint="flush")
     s = committed(m)
     assert s.partition_flushed == (2, 2)
     assert s.partition_hwm_checkpoint[1] == 1  # written at the follower's flush, HWM was 1 then
+
+
+def test_the_hwm_checkpoint_is_written_on_its_own_timer():
+    """HwmCheckpoint timer (default): CheckpointHwm(b) writes a running broker's
+    HWM; the log's flushes do not (ReplicaManager.checkpointHighWatermarks)."""
+    m = model(FlushPolicy="every_write")
+    s = committed(m)
+    assert s.partition_hwm_checkpoint == (1, 1)
+    t = step(m, s, "CheckpointHwm", 1)
+    assert t.partition_hwm_checkpoint == (2, 1)
+    assert not succ(m, t, "CheckpointHwm", 1)  # nothing new to write
+    assert not succ(m, s, "CheckpointHwm", 2)  # the follower's HWM is still 1
+    crashed = step(model(FlushPolicy="every_write", ProcessCrashLimit=1), t, "ProcessCrash", 1)
+    assert crashed.partition_data[0].hwm == 2  # read back from the checkpoint
+    assert not succ(m, step(m, s, "PowerLoss", 1), "CheckpointHwm", 1)  # only while it runs
+    flush = model(FlushPolicy="every_write", HwmCheckpoint="flush")
+    assert "CheckpointHwm" not in flush.action_names
 
 
 # ---- the three stops ---------------------------------------------------------------
@@ -133,7 +163,7 @@ def test_process_crash_keeps_the_log_but_writes_no_epoch_file():
     s = committed(m)
     t = step(m, s, "ProcessCrash", 1)
     assert t.partition_data[0].log == s.partition_data[0].log
-    assert t.partition_data[0].hwm == 1  # from the checkpoint, never written (async)
+    assert t.partition_data[0].hwm == 1  # from the checkpoint, not written since (no CheckpointHwm)
     assert t.broker_state[0].broker_epoch == 0 and t.ghost_unclean[0] == Ghost.STOPPED_UNCLEAN
     assert t.aux_ctrs.process_crash_ctr == 1
     # the OS is still up: its page cache may be flushed, or lost to a power loss
@@ -308,6 +338,27 @@ def test_acked_record_unflushed_marks_the_page_cache_window():
     assert not w.predicate(committed(every_write))
 
 
+def test_hwm_checkpointed_marks_a_checkpoint_written_while_running():
+    m, props = build_checked("kraft", "kip966_storage", {**B2, "FlushPolicy": "every_write"})
+    (w,) = [p for p in props if p.name == "HwmCheckpointed"]
+    s = committed(m)  # HWM 2, flushed, but not checkpointed (HwmCheckpoint timer)
+    assert not w.predicate(s) and w.predicate(run(m, s, ("CheckpointHwm", 1)))
+    m, props = build_checked("kraft", "kip966_storage", {**B2, "FlushPolicy": "every_write",
+                                                         "ControlledShutdownLimit": 1})
+    (w,) = [p for p in props if p.name == "HwmCheckpointed"]
+    assert not w.predicate(run(m, committed(m), ("ControlledShutdown", 1)))  # a stop's, not the timer's
+
+
+def test_active_segment_flushed_marks_the_os_flushing_what_the_policy_left():
+    m, props = build_checked("kraft", "kip966_storage", {**B2, "FlushPolicy": "segment_roll"})
+    (w,) = [p for p in props if p.name == "ActiveSegmentFlushed"]
+    s = run(m, m.init_states()[0], ("WriteRecordToLeader", 1))
+    assert s.partition_flushed[0] == 1 and not w.predicate(s)  # A is in the active segment
+    assert w.predicate(run(m, s, ("BackgroundFlush", 1)))
+    _, props = build_checked("kraft", "kip966_storage", {**B2, "FlushPolicy": "every_write"})
+    assert "ActiveSegmentFlushed" not in [p.name for p in props]
+
+
 def test_unclean_recovery_lost_data_marks_a_reported_loss_only():
     for strategy, lost in (("balanced", False), ("proactive", True)):
         m, props = build_checked("kraft", "kip966_storage", {**B2, "UncleanRecoveryStrategy": strategy})
@@ -394,3 +445,24 @@ def test_unclean_leader_election_needs_the_last_known_leader_strategy_in_kip966(
     with pytest.raises(ModelConfigError, match="UncleanLeaderElection"):
         model(UncleanLeaderElection=True)
     assert "ElectUncleanLeader" in model("v3_5_storage", UncleanLeaderElection=True).action_names
+
+
+def test_a_fetch_that_outlived_its_sender_proves_the_catch_up_of_its_incarnation():
+    """FetchRequestsSurviveStop (the storage variants' default): broker 1
+    restarts unclean, fetches at the leader's HWM, loses power again and
+    restarts; its old request still reaches leader 2, which asks the
+    controller to add broker 1 (registered epoch 3, not yet fenced) to the
+    ISR. That incarnation did catch up: Unclean Exclusion holds, and broker 1
+    is suspect again (STOPPED_UNCLEAN, UNCLEAN at its next registration)."""
+    m, props = build_checked("kraft", "kip966_storage", {**B2, "UncleanRecoveryStrategy": "manual"})
+    (ue,) = [p for p in props if p.name == "UncleanExclusion"]
+    s = run(m, m.init_states()[0], ("PowerLoss", 1), ("BrokerStart", 1), ("SessionTimeout", 1),
+            ("ReceiveBrokerRegRequest", 1), ("ReceiveBrokerRegResponse", 1))
+    s = step(m, s, "ReceiveMetadataUpdate", 1, pick=-1)
+    s = run(m, s, ("SendFetchRequest", 1), ("PowerLoss", 1), ("BrokerStart", 1))
+    assert s.ghost_unclean[0] == Ghost.UNCLEAN and s.broker_state[0].status == BrokerStatus.STARTING
+    s = step(m, s, "ReceiveMetadataUpdate", 2, pick=-1)
+    s = run(m, s, ("ReceiveFetchRequest", 2))
+    assert s.ghost_unclean[0] == Ghost.STOPPED_UNCLEAN
+    s = run(m, s, ("SendAlterPartitionRequest", 2), ("ReceiveAlterPartitionRequest", 2))
+    assert s.con_partition_metadata.isr == {1, 2} and ue.predicate(s)
