@@ -77,7 +77,8 @@ class KraftModel:
     _LIMITED = {"FenceBroker": "FenceBrokerLimit", "PerformPartitionReassignment": "ReassignmentLimit",
                 "DataLossShutdown": "DataLossShutdownLimit", "NoDataLossShutdown": "NoDataLossShutdownLimit",
                 "UncleanShutdown": "UncleanShutdownLimit", "CleanShutdown": "CleanShutdownLimit",
-                "ControlledShutdown": "ControlledShutdownLimit", "ProcessCrash": "ProcessCrashLimit",
+                "ControlledShutdown": "ControlledShutdownLimit",
+                "BeginControlledShutdown": "ControlledShutdownLimit", "ProcessCrash": "ProcessCrashLimit",
                 "PowerLoss": "PowerLossLimit"}
 
     def switched_off(self) -> dict[str, str]:
