@@ -112,6 +112,10 @@ _STORAGE_WITNESSES = (
      "drops acknowledged data)", None),
     ("UncleanRecoveryLostData", recovery.unclean_recovery_lost_data,
      "an unclean recovery elects a replica lacking committed records (reported lost)", (KIP966,)),
+    ("CrashedInControlledShutdown", recovery.crashed_in_controlled_shutdown,
+     "a broker stops uncleanly in the middle of its controlled shutdown: the controller moved "
+     "its leadership and took it out of the ISR, but it crashed before it flushed and wrote its "
+     "broker epoch file (ControlledShutdownSteps)", None),
 )
 # the witnesses of unclean recovery, which UncleanRecoveryStrategy manual never starts
 _RECOVERY_WITNESSES = ("UncleanRecoveryReported", "UncleanRecoveryLostData")
@@ -162,6 +166,7 @@ _READS = {
     "UncleanRecoveryReported": ("ghost_reported",),
     "AckedRecordUnflushed": ("broker_state", "inv_pos_acked", "partition_data", "partition_flushed"),
     "UncleanRecoveryLostData": ("ghost_reported",),
+    "CrashedInControlledShutdown": ("broker_state", "con_controlled_shutdown"),
 }
 
 # Invariants checked by parts (Property.parts): a conjunct per variable, so
