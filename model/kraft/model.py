@@ -95,6 +95,11 @@ class KraftModel:
             return "known reference quirk (6): set ReferenceQuirks = false"
         return None
 
+    def in_controlled_shutdown(self, s) -> frozenset:
+        """The brokers the controller has in controlled shutdown (registered,
+        unfenced, not active: never elected); none in the reference."""
+        return EMPTY
+
     def _setup(self, variant, flags, cfg) -> None:
         """What every variant shares: constants and shared immutable values."""
         self.variant = variant

@@ -225,18 +225,18 @@ def enter_controlled_shutdown(k, s, b, mt, out):
     still leads: the controller takes it out of the ISR (kip966: into the ELR
     below MinISR) and elects another leader, as for fencing
     (handleBrokerInControlledShutdown: generateLeaderAndIsrUpdates with b to
-    remove); b stays registered but is no longer active (con_unfenced: never
+    remove); b stays registered and unfenced but is no longer active (never
     elected, not eligible for the ISR) until it is fenced; its controlled
     shutdown offset is the metadata log's end."""
     if not _heartbeat_answered(s, b) or s.con_controlled_shutdown[b - 1] is not None:
         return
     if s.con_partition_metadata.leader != b:  # no leaderships: GrantShutdown at once
         return
-    options, new_unfenced = handle_broker_fenced(k, s, b)
+    options, _ = handle_broker_fenced(k, s, b)  # its partition change, but b stays unfenced
     act = k.acts["EnterControlledShutdown"][b]
     for cpm, log in options:
         out.append((act, with_changes(s, dict(
-            con_unfenced=new_unfenced, con_partition_metadata=cpm, con_metadata_log=log,
+            con_partition_metadata=cpm, con_metadata_log=log,
             con_controlled_shutdown=except_at(s.con_controlled_shutdown, b, len(log))))))
 
 
@@ -251,7 +251,8 @@ def grant_shutdown(k, s, b, mt, out):
     offset = s.con_controlled_shutdown[b - 1]
     if offset is not None:
         logs = s.broker_metadata_log
-        if any(len(logs[a - 1]) < offset for a in s.con_unfenced):  # lowestActiveOffset
+        active = s.con_unfenced - k.in_controlled_shutdown(s)
+        if any(len(logs[a - 1]) < offset for a in active):  # lowestActiveOffset
             return
     _fence(k, s, b, k.acts["GrantShutdown"][b], s.aux_ctrs, out)
 
@@ -545,12 +546,19 @@ class StorageModel(KraftModel):
             globals_.append(("ElectUncleanLeader", recovery.elect_unclean_leader))
         self._install(actions, tuple(globals_))
         self.initial_ghost = (TRUSTED,) * self.n
+        self._no_controlled_shutdown = (None,) * self.n
 
     def __repr__(self) -> str:
         return f"StorageModel({self.variant!r}, {self.constants!r})"
 
     def _ctrs_class(self) -> type:
         return StorageCtrs
+
+    def in_controlled_shutdown(self, s) -> frozenset:
+        cs = s.con_controlled_shutdown
+        if cs is self._no_controlled_shutdown or all(o is None for o in cs):
+            return EMPTY
+        return frozenset(b for b, o in zip(self.brokers, cs) if o is not None)
 
     def init_states(self) -> list:
         """The reference's Init, every log empty and flushed, no recovery."""
@@ -563,7 +571,7 @@ class StorageModel(KraftModel):
                                   ghost_unclean=self.initial_ghost,
                                   ghost_reported=RecoveryReport(0, EMPTY),
                                   broker_want_shutdown=(False,) * n,
-                                  con_controlled_shutdown=(None,) * n)]
+                                  con_controlled_shutdown=self._no_controlled_shutdown)]
 
     _msg_kinds = _KINDS
 

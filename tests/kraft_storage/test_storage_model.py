@@ -166,7 +166,8 @@ def test_controlled_shutdown_in_steps_moves_leadership_before_the_broker_stops()
     e = step(m, a, "EnterControlledShutdown", 1)
     md = e.con_partition_metadata
     assert md.leader == 2 and 1 not in md.isr and 1 in md.elr  # kip966: ISR below MinISR -> ELR
-    assert e.con_broker_reg[0].status == RegStatus.UNFENCED and 1 not in e.con_unfenced
+    assert e.con_broker_reg[0].status == RegStatus.UNFENCED and 1 in e.con_unfenced
+    assert m.in_controlled_shutdown(e) == {1}  # registered, unfenced, never elected
     assert e.con_controlled_shutdown[0] == len(e.con_metadata_log)
     assert e.broker_state[0].status == BrokerStatus.RUNNING
     assert not succ(m, e, "GrantShutdown", 1)  # broker 2 has not seen the change yet
