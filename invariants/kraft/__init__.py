@@ -116,6 +116,10 @@ _STORAGE_WITNESSES = (
     ("HwmCheckpointed", recovery.hwm_checkpointed,
      "a broker that never stopped checkpointed an HWM above 1 (HwmCheckpoint timer: "
      "CheckpointHwm; flush: a log flush)", None),
+    ("CrashedInControlledShutdown", recovery.crashed_in_controlled_shutdown,
+     "a broker stops uncleanly in the middle of its controlled shutdown: the controller moved "
+     "its leadership and took it out of the ISR, but it crashed before it flushed and wrote its "
+     "broker epoch file (ControlledShutdownSteps)", None),
 )
 # the witnesses of unclean recovery, which UncleanRecoveryStrategy manual never starts
 _RECOVERY_WITNESSES = ("UncleanRecoveryReported", "UncleanRecoveryLostData")
@@ -195,6 +199,7 @@ _READS = {
     "ConsumerReadFromStaleLeader": ("consumer",),
     "ConsumerOffsetReset": ("consumer",),
     "HwmCheckpointed": ("broker_state", "partition_hwm_checkpoint"),
+    "CrashedInControlledShutdown": ("broker_state", "con_controlled_shutdown"),
 }
 
 # Invariants checked by parts (Property.parts): a conjunct per variable, so

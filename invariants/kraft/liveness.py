@@ -51,6 +51,11 @@ STORAGE_FAIRNESS = SESSION_TIMEOUT_FAIRNESS + (
     "WF:BackgroundFlush", "WF:CheckpointHwm", "WF:ReceiveGetReplicaLogInfoRequest", "WF:ReceiveGetReplicaLogInfoResponse",
     "WF:StartUncleanRecovery", "WF:CompleteUncleanRecovery", "WF:ElectLastKnownLeader",
     "WF:ElectUncleanLeader",
+) + (
+    # a controlled shutdown in steps: the controller answers every heartbeat in
+    # the end, and a broker told to shut down does (BrokerServer.shutdown);
+    # beginning one is an operator's choice (a fault: no fairness)
+    "WF:EnterControlledShutdown", "WF:GrantShutdown", "WF:CompleteControlledShutdown",
 )
 
 REFERENCE_NAMES = ("EventuallyRuns", "EventuallyUnfenced", "AlterPartitionEpochEventuallyReachedOrZero",

@@ -22,6 +22,7 @@ from invariants.kraft.common import KIP966, KraftContext, memo_true_by_identity
 
 UNCLEAN = Ghost.UNCLEAN
 RUNNING = BrokerStatus.RUNNING
+OFFLINE_DIRTY = BrokerStatus.OFFLINE_DIRTY
 
 
 def unclean_exclusion(ctx: KraftContext):
@@ -109,6 +110,20 @@ def unclean_restart(ctx: KraftContext):
         return UNCLEAN in s.ghost_unclean
 
     return UncleanRestart
+
+
+def crashed_in_controlled_shutdown(ctx: KraftContext):
+    """CrashedInControlledShutdown: the controller still has a broker in
+    controlled shutdown (its leadership moved, out of the ISR) that stopped
+    uncleanly: it crashed before it completed the shutdown."""
+
+    def CrashedInControlledShutdown(s) -> bool:
+        for bs, offset in zip(s.broker_state, s.con_controlled_shutdown):
+            if offset is not None and bs.status == OFFLINE_DIRTY:
+                return True
+        return False
+
+    return CrashedInControlledShutdown
 
 
 def unflushed_records(ctx: KraftContext):

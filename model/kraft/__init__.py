@@ -100,7 +100,9 @@ a refinement of KIP-966 description 5 that leaves kip966 / v3_5 untouched:
   ProcessCrash, PowerLoss; PowerOutage with CorrelatedPowerLoss) instead of
   the reference's two shutdowns (quirk 1 fixed: only the unflushed suffix is
   lost), fencing of a crashed broker as its own later step (quirk 2 fixed
-  for crashes; a controlled shutdown still fences at once), and ghost state
+  for crashes), a controlled shutdown in Kafka's steps (ControlledShutdownSteps:
+  the broker asks, the controller moves its leadership, grants the shutdown
+  and fences it, the broker stops; false: one step that fences at once), and ghost state
   for the Unclean Exclusion property. kip966_storage adds unclean recovery
   (UncleanRecoveryStrategy: balanced | proactive | manual) with
   GetReplicaLogInfo messages, or last_known_leader (what Kafka 4.x ships);

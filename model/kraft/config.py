@@ -90,6 +90,13 @@ _STORAGE = (
     Constant("SegmentSize", int, 1, "FlushPolicy segment_roll: records per log segment"),
     Constant("ControlledShutdownLimit", int, 0,
              "controlled shutdowns (flush, write the broker epoch file)"),
+    Constant("ControlledShutdownSteps", bool, True,
+             "true (Kafka): a controlled shutdown is several steps - the broker asks "
+             "(BeginControlledShutdown: wantShutDown), the controller moves its leaderships and "
+             "takes it out of the ISR (EnterControlledShutdown), grants the shutdown once the other "
+             "brokers have the change and fences it (GrantShutdown), then the broker stops "
+             "(CompleteControlledShutdown: flush, HWM checkpoint, broker epoch file), other steps "
+             "and faults interleaving; false: one atomic ControlledShutdown step"),
     Constant("ProcessCrashLimit", int, 0,
              "process crashes (page cache survives: nothing lost, no epoch file)"),
     Constant("PowerLossLimit", int, 1,

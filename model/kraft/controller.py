@@ -75,8 +75,12 @@ def update_elr(k, elr, original_isr, proposed_isr, replicas):
 
 
 def maybe_update_partition_on_broker_change(k, s, new_isr, new_elr, new_unfenced):
-    """MaybeUpdatePartitionOnBrokerChange: CASE, first true arm wins."""
+    """MaybeUpdatePartitionOnBrokerChange: CASE, first true arm wins. A broker
+    in controlled shutdown (storage variants) is unfenced but never elected."""
     md = s.con_partition_metadata
+    shutting = k.in_controlled_shutdown(s)
+    if shutting:
+        new_unfenced = new_unfenced - shutting
     leader = md.leader
     if k.variant_flags.elr:
         # kip966: candidates from the ISR (fenced or not), else unfenced ELR members

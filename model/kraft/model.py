@@ -78,7 +78,8 @@ class KraftModel:
     _LIMITED = {"FenceBroker": "FenceBrokerLimit", "PerformPartitionReassignment": "ReassignmentLimit",
                 "DataLossShutdown": "DataLossShutdownLimit", "NoDataLossShutdown": "NoDataLossShutdownLimit",
                 "UncleanShutdown": "UncleanShutdownLimit", "CleanShutdown": "CleanShutdownLimit",
-                "ControlledShutdown": "ControlledShutdownLimit", "ProcessCrash": "ProcessCrashLimit",
+                "ControlledShutdown": "ControlledShutdownLimit",
+                "BeginControlledShutdown": "ControlledShutdownLimit", "ProcessCrash": "ProcessCrashLimit",
                 "PowerLoss": "PowerLossLimit"}
 
     def switched_off(self) -> dict[str, str]:
@@ -94,6 +95,11 @@ class KraftModel:
                 and ("SubSeq" in detail or "SendAcksFor" in detail)):
             return "known reference quirk (6): set ReferenceQuirks = false"
         return None
+
+    def in_controlled_shutdown(self, s) -> frozenset:
+        """The brokers the controller has in controlled shutdown (registered,
+        unfenced, not active: never elected); none in the reference."""
+        return EMPTY
 
     def _setup(self, variant, flags, cfg) -> None:
         """What every variant shares: constants and shared immutable values."""

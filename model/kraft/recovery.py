@@ -79,7 +79,7 @@ def start_unclean_recovery(k, s, mt, out):
             return
         asked = md.last_known_elr
     else:  # proactive
-        unfenced = s.con_unfenced
+        unfenced = s.con_unfenced - k.in_controlled_shutdown(s)  # the active brokers
         if md.isr & unfenced or md.elr & unfenced:
             return
         asked = md.replicas
@@ -157,8 +157,12 @@ def complete_unclean_recovery(k, s, mt, out):
         return
     if k.strategy == "balanced" and len(rec.answers) != len(rec.asked):
         return
-    best = max((a.last_epoch, a.leo) for a in rec.answers)
-    winners = sorted(a.broker for a in rec.answers if (a.last_epoch, a.leo) == best)
+    shutting = k.in_controlled_shutdown(s)  # never elected (not active)
+    answers = [a for a in rec.answers if a.broker not in shutting] if shutting else rec.answers
+    if not answers:
+        return
+    best = max((a.last_epoch, a.leo) for a in answers)
+    winners = sorted(a.broker for a in answers if (a.last_epoch, a.leo) == best)
     msgs, disc = _without_recovery_messages(s)
     act = k.acts["CompleteUncleanRecovery"][0]
     for c in winners:
@@ -202,7 +206,8 @@ def elect_last_known_leader(k, s, mt, out):
     data-loss event. Kafka elects it in the step that unfences it; here it is
     the controller's next step."""
     md = s.con_partition_metadata
-    if md.leader != NO_LEADER or not _last_known_leader_electable(k, md, s.con_unfenced):
+    if md.leader != NO_LEADER or not _last_known_leader_electable(
+            k, md, s.con_unfenced - k.in_controlled_shutdown(s)):
         return
     (c,) = md.last_known_elr
     out.append((k.acts["ElectLastKnownLeader"][0], _elect_and_report(k, s, c, EMPTY, {})))
@@ -218,7 +223,7 @@ def elect_unclean_leader(k, s, mt, out):
     md = s.con_partition_metadata
     if md.leader != NO_LEADER:
         return
-    unfenced = s.con_unfenced
+    unfenced = s.con_unfenced - k.in_controlled_shutdown(s)  # the active brokers
     if md.isr & unfenced or (not md.isr and md.elr & unfenced):
         return
     if _last_known_leader_electable(k, md, unfenced):

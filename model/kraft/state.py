@@ -290,6 +290,9 @@ class KraftStorageState(NamedTuple):
     # ghost state for Unclean Exclusion and data-loss reporting (not protocol)
     ghost_unclean: tuple             # b -> Ghost
     ghost_reported: RecoveryReport
+    # the controlled shutdown in steps (ControlledShutdownSteps, model/kraft/storage.py)
+    broker_want_shutdown: tuple      # b -> PENDING_CONTROLLED_SHUTDOWN: its heartbeats carry wantShutDown
+    con_controlled_shutdown: tuple   # b -> its controlled shutdown offset while CONTROLLED_SHUTDOWN, else None
 
 
 STORAGE_VARIABLES: tuple[str, ...] = KraftStorageState._fields

@@ -21,9 +21,23 @@ as its shutdown. Here, per replica:
   (LastOffsetForEpoch reads them), so it survives exactly as the log does.
 
 Three kinds of stop replace the reference's two shutdowns:
-- ControlledShutdown(b): flush, checkpoint the HWM, write the broker epoch
-  file; the controller is told and fences the broker in the same step (as
-  Kafka's controlled shutdown does: leadership moves before the stop);
+- a controlled shutdown, by default in Kafka's steps (ControlledShutdownSteps):
+  BeginControlledShutdown(b): the broker asks (BrokerLifecycleManager.
+  beginControlledShutdown: PENDING_CONTROLLED_SHUTDOWN, its heartbeats carry
+  wantShutDown); EnterControlledShutdown(b): a heartbeat of a leader: the
+  controller takes b out of the ISR and moves its leadership
+  (ReplicationControlManager.handleBrokerInControlledShutdown, state
+  CONTROLLED_SHUTDOWN, b no longer active: not electable, not eligible for the
+  ISR); GrantShutdown(b): a heartbeat once b leads nothing and every active
+  broker's metadata reached b's controlled shutdown offset (BrokerHeartbeat-
+  Manager.calculateNextBrokerState: SHUTDOWN_NOW): the controller fences b
+  (handleBrokerFenced) and answers shouldShutDown; CompleteControlledShutdown(b):
+  the broker stops (BrokerServer.shutdown: fetchers stopped, logs flushed, HWM
+  checkpointed, the clean shutdown file with the broker epoch written). Until
+  it stops, b runs (fetches as a follower) and may crash. With
+  ControlledShutdownSteps = false, ControlledShutdown(b) is one step: flush,
+  checkpoint the HWM, write the broker epoch file, and the controller fences
+  the broker and moves leadership in the same step;
 - ProcessCrash(b): the page cache survives (no data lost), no epoch file
   (the restart is unclean), the HWM comes back from its checkpoint;
 - PowerLoss(b) (OS crash / power loss): the page cache is lost, the log falls
@@ -51,12 +65,13 @@ from __future__ import annotations
 from itertools import combinations
 
 from model.base import Action
-from model.kraft import controller, faults, fetch, recovery
+from model.kraft import controller, faults, fetch, network, recovery
 from model.kraft.config import resolve
 from model.kraft.controller import FENCED, UNFENCED, handle_broker_fenced
+from model.kraft.messages import CONTROLLER, AlterPartitionResponse
 from model.kraft.model import _MSG_TYPES, EMPTY, KraftModel
 from model.kraft.state import (
-    STORAGE_VARIABLES, VARIABLES, BrokerState, BrokerStatus, Ghost, KraftStorageState,
+    STORAGE_VARIABLES, VARIABLES, BrokerState, BrokerStatus, ErrorCode, Ghost, KraftStorageState,
     LogInfo, MsgType, PartitionData, RecoveryMsgType, RecoveryReport, StorageCtrs, UncleanRecovery, except_at,
     with_changes)
 
@@ -174,9 +189,13 @@ def checkpoint_hwm(k, s, b, mt, out):
 
 def _stop(k, s, b, new_bs, data, flushed, ckpt, ghost, ctr_field, fence):
     """The effect shared by the three stops; returns the list of successors
-    (several only when the controller elects among candidates: fence)."""
-    ch = faults.stop_changes(k, s, b, new_bs, ctr_field)
+    (several only when the controller elects among candidates: fence).
+    ctr_field None: the stop counts against no limit (its begin did)."""
+    ch = faults.stop_changes(k, s, b, new_bs, ctr_field or "incarn_ctr")
+    if ctr_field is None:
+        ch["aux_ctrs"] = s.aux_ctrs
     ch.update({
+        "broker_want_shutdown": except_at(s.broker_want_shutdown, b, False),  # in memory only
         "partition_leso": except_at(s.partition_leso, b, None),  # in memory only
         "partition_data": except_at(s.partition_data, b, data),
         "partition_flushed": except_at(s.partition_flushed, b, flushed),
@@ -201,6 +220,81 @@ def controlled_shutdown(k, s, b, mt, out):
     act = k.acts["ControlledShutdown"][b]
     for t in _stop(k, s, b, BrokerState(OFFLINE_CLEAN, bs.broker_epoch, 0, False), d, d.leo, d.hwm,
                    s.ghost_unclean[i], "controlled_shutdown_ctr", fence):
+        out.append((act, t))
+
+
+def begin_controlled_shutdown(k, s, b, mt, out):
+    """BeginControlledShutdown(b): the broker starts its controlled shutdown
+    (BrokerLifecycleManager.beginControlledShutdown: PENDING_CONTROLLED_SHUTDOWN);
+    from now on its heartbeats carry wantShutDown. It keeps running."""
+    if s.aux_ctrs.controlled_shutdown_ctr >= k.controlled_limit:
+        return
+    i = b - 1
+    if s.broker_state[i].status <= OFFLINE_DIRTY or s.broker_want_shutdown[i]:
+        return
+    ctrs = s.aux_ctrs
+    out.append((k.acts["BeginControlledShutdown"][b], with_changes(s, {
+        "broker_want_shutdown": except_at(s.broker_want_shutdown, b, True),
+        "aux_ctrs": ctrs._replace(controlled_shutdown_ctr=ctrs.controlled_shutdown_ctr + 1)})))
+
+
+def _heartbeat_answered(s, b) -> bool:
+    """b wants to shut down and its live incarnation is registered unfenced:
+    the controller answers its heartbeat (else it is told to shut down now)."""
+    i = b - 1
+    return (s.broker_want_shutdown[i] and s.con_broker_reg[i].status == UNFENCED
+            and _registered_incarnation_lives(s, b))
+
+
+def enter_controlled_shutdown(k, s, b, mt, out):
+    """EnterControlledShutdown(b): a wantShutDown heartbeat of a broker that
+    still leads: the controller takes it out of the ISR (kip966: into the ELR
+    below MinISR) and elects another leader, as for fencing
+    (handleBrokerInControlledShutdown: generateLeaderAndIsrUpdates with b to
+    remove); b stays registered and unfenced but is no longer active (never
+    elected, not eligible for the ISR) until it is fenced; its controlled
+    shutdown offset is the metadata log's end."""
+    if not _heartbeat_answered(s, b) or s.con_controlled_shutdown[b - 1] is not None:
+        return
+    if s.con_partition_metadata.leader != b:  # no leaderships: GrantShutdown at once
+        return
+    options, _ = handle_broker_fenced(k, s, b)  # its partition change, but b stays unfenced
+    act = k.acts["EnterControlledShutdown"][b]
+    for cpm, log in options:
+        out.append((act, with_changes(s, dict(
+            con_partition_metadata=cpm, con_metadata_log=log,
+            con_controlled_shutdown=except_at(s.con_controlled_shutdown, b, len(log))))))
+
+
+def grant_shutdown(k, s, b, mt, out):
+    """GrantShutdown(b): a wantShutDown heartbeat of a broker that leads
+    nothing, either not yet in controlled shutdown or in it with every active
+    broker's metadata at its controlled shutdown offset (calculateNextBrokerState:
+    SHUTDOWN_NOW): the controller fences it (handleBrokerFenced) and answers
+    shouldShutDown."""
+    if not _heartbeat_answered(s, b) or s.con_partition_metadata.leader == b:
+        return
+    offset = s.con_controlled_shutdown[b - 1]
+    if offset is not None:
+        logs = s.broker_metadata_log
+        active = s.con_unfenced - k.in_controlled_shutdown(s)
+        if any(len(logs[a - 1]) < offset for a in active):  # lowestActiveOffset
+            return
+    _fence(k, s, b, k.acts["GrantShutdown"][b], s.aux_ctrs, out)
+
+
+def complete_controlled_shutdown(k, s, b, mt, out):
+    """CompleteControlledShutdown(b): told to shut down (its registration is
+    fenced), the broker stops: flush everything, checkpoint the HWM, write the
+    broker epoch file (BrokerServer.shutdown; LogManager.shutdown)."""
+    i = b - 1
+    bs = s.broker_state[i]
+    if not s.broker_want_shutdown[i] or bs.status <= OFFLINE_DIRTY or _heartbeat_answered(s, b):
+        return
+    d = s.partition_data[i]
+    act = k.acts["CompleteControlledShutdown"][b]
+    for t in _stop(k, s, b, BrokerState(OFFLINE_CLEAN, bs.broker_epoch, 0, False), d, d.leo, d.hwm,
+                   s.ghost_unclean[i], None, False):
         out.append((act, t))
 
 
@@ -275,15 +369,16 @@ def power_outage(k, s, mt, out):
 # ---- the controller (storage variants) ---------------------------------------------
 
 def _fence(k, s, b, act, ctrs, out):
-    """HandleBrokerFenced(b) and b's registration FENCED: one successor per
-    election option."""
+    """HandleBrokerFenced(b) and b's registration FENCED (a fenced broker
+    leaves controlled shutdown): one successor per election option."""
     reg = s.con_broker_reg[b - 1]
     options, new_unfenced = handle_broker_fenced(k, s, b)
     new_reg = except_at(s.con_broker_reg, b, reg._replace(status=FENCED))
+    cs = except_at(s.con_controlled_shutdown, b, None)
     for cpm, log in options:
         out.append((act, with_changes(s, dict(con_unfenced=new_unfenced, con_broker_reg=new_reg,
                                               con_partition_metadata=cpm, con_metadata_log=log,
-                                              aux_ctrs=ctrs))))
+                                              aux_ctrs=ctrs, con_controlled_shutdown=cs))))
 
 
 def _registered_incarnation_lives(s, b) -> bool:
@@ -316,10 +411,16 @@ def session_timeout(k, s, b, mt, out):
 def receive_broker_reg_request(k, s, b, mt, out):
     """ReceiveBrokerRegRequest(b), plus the ghost: registering the live
     incarnation of a broker that stopped uncleanly makes it UNCLEAN (suspect
-    until it catches up with the leader)."""
+    until it catches up with the leader). A registration ends a controlled
+    shutdown the controller still had for b."""
     start = len(out)
     controller.receive_broker_reg_request(k, s, b, mt, out)
     i = b - 1
+    if s.con_controlled_shutdown[i] is not None:
+        cs = except_at(s.con_controlled_shutdown, b, None)
+        for j in range(start, len(out)):
+            act, t = out[j]
+            out[j] = (act, with_changes(t, {"con_controlled_shutdown": cs}))
     if s.ghost_unclean[i] != STOPPED_UNCLEAN:
         return
     ghost = except_at(s.ghost_unclean, b, UNCLEAN)
@@ -338,6 +439,36 @@ def _caught_up(bs, epoch):
     if bs.status == OFFLINE_CLEAN or (bs.broker_epoch == epoch and bs.status > OFFLINE_DIRTY):
         return TRUSTED
     return STOPPED_UNCLEAN
+
+
+def unfence_broker(k, s, b, mt, out):
+    """UnfenceBroker(b), but never a broker that wants to shut down (a fenced
+    broker's wantShutDown heartbeat is answered SHUTDOWN_NOW)."""
+    if not s.broker_want_shutdown[b - 1]:
+        controller.unfence_broker(k, s, b, mt, out)
+
+
+def receive_alter_partition_request(k, s, b, mt, out):
+    """ReceiveAlterPartitionRequest(b); a proposed ISR with a broker in
+    controlled shutdown is rejected with IneligibleReplica
+    (ReplicationControlManager.ineligibleReplicasForIsr: "shutting down")."""
+    cs = s.con_controlled_shutdown
+    if all(o is None for o in cs):
+        controller.receive_alter_partition_request(k, s, b, mt, out)
+        return
+    shutting = {a for a in k.brokers if cs[a - 1] is not None}
+    bucket = mt[MsgType.AlterPartitionRequest]
+    keep = [m for m in bucket if m.source != b or not (m.isr & shutting)]
+    if len(keep) < len(bucket):
+        act = k.acts["ReceiveAlterPartitionRequest"][b]
+        for m in bucket:
+            if m.source == b and m.isr & shutting:
+                resp = AlterPartitionResponse(MsgType.AlterPartitionResponse, ErrorCode.IneligibleReplica,
+                                              None, None, None, None, None, m, b, CONTROLLER)
+                msgs, disc = network.reply(s.messages, s.messages_discard, m, resp)
+                out.append((act, with_changes(s, dict(messages=msgs, messages_discard=disc))))
+        mt = mt[:MsgType.AlterPartitionRequest] + (keep,) + mt[MsgType.AlterPartitionRequest + 1:]
+    controller.receive_alter_partition_request(k, s, b, mt, out)
 
 
 def receive_fetch_request(k, s, b, mt, out):
@@ -393,6 +524,7 @@ class StorageModel(KraftModel):
         self.flush_every_n = cfg["FlushEveryN"]
         self.segment_size = cfg["SegmentSize"]
         self.controlled_limit = cfg["ControlledShutdownLimit"]
+        self.shutdown_steps = cfg["ControlledShutdownSteps"]
         self.crash_limit = cfg["ProcessCrashLimit"]
         self.power_limit = cfg["PowerLossLimit"]
         self.correlated = cfg["CorrelatedPowerLoss"]
@@ -405,8 +537,17 @@ class StorageModel(KraftModel):
                    for name, fn, gate in actions]
         actions = [(name, receive_fetch_request if name == "ReceiveFetchRequest" else fn, gate)
                    for name, fn, gate in actions]
+        if self.shutdown_steps:
+            actions += [
+                ("BeginControlledShutdown", begin_controlled_shutdown,
+                 lambda st, reg, kinds, bud: st > OD and bud[1]),
+                ("CompleteControlledShutdown", complete_controlled_shutdown,
+                 lambda st, reg, kinds, bud: st > OD),
+            ]
+        else:
+            actions.append(("ControlledShutdown", controlled_shutdown,
+                            lambda st, reg, kinds, bud: st > OD and bud[1]))
         actions += [
-            ("ControlledShutdown", controlled_shutdown, lambda st, reg, kinds, bud: st > OD and bud[1]),
             ("ProcessCrash", process_crash, lambda st, reg, kinds, bud: st > OD and bud[2]),
             ("PowerLoss", power_loss, lambda st, reg, kinds, bud: st >= OD and bud[3]),
         ]
@@ -418,11 +559,18 @@ class StorageModel(KraftModel):
         actions += [
             ("ReceiveBrokerRegRequest", receive_broker_reg_request,
              lambda st, reg, kinds, bud: T.RegisterBrokerRequest in kinds),
-            ("ReceiveAlterPartitionRequest", controller.receive_alter_partition_request,
+            ("ReceiveAlterPartitionRequest", receive_alter_partition_request,
              lambda st, reg, kinds, bud: T.AlterPartitionRequest in kinds),
+        ]
+        if self.shutdown_steps:  # the controller's answers to a wantShutDown heartbeat
+            actions += [
+                ("EnterControlledShutdown", enter_controlled_shutdown, lambda st, reg, kinds, bud: st > OD),
+                ("GrantShutdown", grant_shutdown, lambda st, reg, kinds, bud: st > OD),
+            ]
+        actions += [
             ("FenceBroker", fence_broker, lambda st, reg, kinds, bud: bud[0] and st > OD),
             ("SessionTimeout", session_timeout, lambda st, reg, kinds, bud: st != R),
-            ("UnfenceBroker", controller.unfence_broker, lambda st, reg, kinds, bud: st == R),
+            ("UnfenceBroker", unfence_broker, lambda st, reg, kinds, bud: st == R),
         ]
         globals_ = []
         if self.correlated:
@@ -442,12 +590,19 @@ class StorageModel(KraftModel):
             globals_.append(("ElectUncleanLeader", recovery.elect_unclean_leader))
         self._install(actions, tuple(globals_))
         self.initial_ghost = (TRUSTED,) * self.n
+        self._no_controlled_shutdown = (None,) * self.n
 
     def __repr__(self) -> str:
         return f"StorageModel({self.variant!r}, {self.constants!r})"
 
     def _ctrs_class(self) -> type:
         return StorageCtrs
+
+    def in_controlled_shutdown(self, s) -> frozenset:
+        cs = s.con_controlled_shutdown
+        if cs is self._no_controlled_shutdown or all(o is None for o in cs):
+            return EMPTY
+        return frozenset(b for b, o in zip(self.brokers, cs) if o is not None)
 
     def init_states(self) -> list:
         """The reference's Init, every log empty and flushed, no recovery."""
@@ -458,7 +613,8 @@ class StorageModel(KraftModel):
         return self.with_initial_consumer([KraftStorageState(
             *items, partition_flushed=(1,) * n, partition_hwm_checkpoint=(1,) * n,
             con_recovery=None, ghost_unclean=self.initial_ghost,
-            ghost_reported=RecoveryReport(0, EMPTY))])
+            ghost_reported=RecoveryReport(0, EMPTY), broker_want_shutdown=(False,) * n,
+            con_controlled_shutdown=self._no_controlled_shutdown)])
 
     _msg_kinds = _KINDS
 
@@ -470,7 +626,7 @@ class StorageModel(KraftModel):
 
     def plain_converters(self) -> tuple:
         """KraftModel's, then the storage variables' (in state order), then the consumer's."""
-        return (self.reference_converters() + (tuple, tuple, _recovery, _ghosts, _report)
+        return (self.reference_converters() + (tuple, tuple, _recovery, _ghosts, _report, _bools, tuple)
                 + self.consumer_converters())
 
 
@@ -482,6 +638,10 @@ def _recovery(rec):
 
 def _ghosts(ghost):
     return tuple(Ghost(g) for g in ghost)
+
+
+def _bools(v):
+    return tuple(bool(x) for x in v)
 
 
 def _report(reported):

@@ -25,7 +25,8 @@ PER_BROKER = {
     "partition_replica_state": 2, "partition_pending_ap": 1, "aux_flo": 1,
 }
 # the storage variants' (kip966_storage, v3_5_storage: model/kraft/storage.py)
-STORAGE_PER_BROKER = {"partition_flushed": 1, "partition_hwm_checkpoint": 1, "ghost_unclean": 1}
+STORAGE_PER_BROKER = {"partition_flushed": 1, "partition_hwm_checkpoint": 1, "ghost_unclean": 1,
+                      "broker_want_shutdown": 1, "con_controlled_shutdown": 1}
 _ALL_PER_BROKER = {**PER_BROKER, **STORAGE_PER_BROKER}
 # record fields that the reference leaves out (rather than Nil) when None here
 ABSENT_WHEN_NONE = {
@@ -78,6 +79,12 @@ DESCRIBE = {
     "PerformPartitionReassignment": "an operator starts a partition reassignment",
     # storage variants
     "ControlledShutdown": "broker {b} shuts down cleanly: flushes its log, writes its broker epoch file",
+    "BeginControlledShutdown": "broker {b} begins a controlled shutdown: its heartbeats ask to shut down",
+    "EnterControlledShutdown": ("the controller answers broker {b}'s heartbeat: broker {b} is in controlled "
+                                "shutdown, out of the ISR and no longer electable"),
+    "GrantShutdown": "the controller fences broker {b} and tells it to shut down now",
+    "CompleteControlledShutdown": ("broker {b} completes its controlled shutdown: flushes its log, "
+                                   "checkpoints its HWM, writes its broker epoch file"),
     "ProcessCrash": "broker {b}'s process crashes (the page cache survives, no broker epoch file)",
     "PowerLoss": "broker {b} loses power: its log falls back to what was flushed",
     "PowerOutage": "a power outage takes down brokers {bs}: each log falls back to what was flushed",
@@ -354,7 +361,8 @@ class KraftView(TraceView):
             text += self._describe_consumer(name, prev.consumer, state.consumer, state)
         if name in ("ElectLastKnownLeader", "ElectUncleanLeader", "FenceBroker", "SessionTimeout", "DataLossShutdown", "UncleanShutdown", "NoDataLossShutdown",
                     "CleanShutdown", "ReceiveBrokerRegRequest", "UnfenceBroker",
-                    "ReceiveAlterPartitionRequest", "ControlledShutdown"):
+                    "ReceiveAlterPartitionRequest", "ControlledShutdown", "EnterControlledShutdown",
+                    "GrantShutdown"):
             a, c = prev.con_partition_metadata, state.con_partition_metadata
             if a.leader != c.leader:
                 text += f"; the controller elects leader {fmt_broker(c.leader)} (leader epoch {c.leader_epoch})"
@@ -391,6 +399,10 @@ class KraftView(TraceView):
         storage = hasattr(s, "partition_flushed")
         if storage:
             ctl += ", " + fmt_recovery(s.con_recovery)
+            shutting = [f"{b} (offset {o})" for b, o in zip(self.brokers, s.con_controlled_shutdown)
+                        if o is not None]
+            if shutting:
+                ctl += ", in controlled shutdown " + ", ".join(shutting)
             if s.ghost_reported.count:
                 ctl += (f", reported {s.ghost_reported.count} unclean recover"
                         f"{'y' if s.ghost_reported.count == 1 else 'ies'}")
@@ -403,6 +415,8 @@ class KraftView(TraceView):
                      f"broker epoch {bs.broker_epoch}", f"log {fmt_log(d.log)}", f"LEO {d.leo}", f"HWM {d.hwm}"]
             if s.partition_leso[i] is not None:
                 parts.append(f"LESO {s.partition_leso[i]}")
+            if storage and s.broker_want_shutdown[i]:
+                parts.append("PENDING_CONTROLLED_SHUTDOWN")
             if storage:
                 parts.append(f"flushed below offset {s.partition_flushed[i]}, "
                              f"HWM checkpoint {s.partition_hwm_checkpoint[i]}")
@@ -581,6 +595,11 @@ class KraftView(TraceView):
             items.append(self._item("reassigning", _esc(f"+{fmt_set(md.adding)} -{fmt_set(md.removing)}"),
                                     ch and (pm.adding != md.adding or pm.removing != md.removing)))
         if hasattr(s, "con_recovery"):  # storage variants
+            cs = {b for b, o in zip(self.brokers, s.con_controlled_shutdown) if o is not None}
+            pcs = ({b for b, o in zip(self.brokers, prev.con_controlled_shutdown) if o is not None}
+                   if prev is not None else cs)
+            if cs or (ch and pcs):
+                items.append(self._item("in controlled shutdown", _esc(fmt_set(cs)), ch and pcs != cs))
             rec = s.con_recovery
             prec = prev.con_recovery if prev is not None else rec
             if rec is not None or (ch and prec is not None):
@@ -591,7 +610,9 @@ class KraftView(TraceView):
                                         ch and prev.ghost_reported != s.ghost_reported))
         changed = prev is not None and (prev.con_partition_metadata != md
                                         or prev.con_unfenced != s.con_unfenced
-                                        or prev.con_broker_reg != s.con_broker_reg)
+                                        or prev.con_broker_reg != s.con_broker_reg
+                                        or getattr(prev, "con_controlled_shutdown", None)
+                                        != getattr(s, "con_controlled_shutdown", None))
         return " ".join(items), changed
 
     def _log_html(self, log, acked, old_log) -> str:
@@ -644,6 +665,9 @@ class KraftView(TraceView):
                 pbs = p.broker_state[i] if ch else bs
                 items.append(self._item("epoch file", _esc(bs.broker_epoch or "absent"),
                                         ch and (pbs.status > 1 or pbs.broker_epoch != bs.broker_epoch)))
+            if s.broker_want_shutdown[i]:  # PENDING_CONTROLLED_SHUTDOWN
+                items.append(self._item("", '<span class="fenced">shutting down</span>',
+                                        ch and not p.broker_want_shutdown[i]))
             g = int(s.ghost_unclean[i])
             if g:
                 items.append(self._item("", f'<span class="fenced">{_esc(GHOST[g].split(" (")[0])}</span>',
@@ -691,7 +715,8 @@ class KraftView(TraceView):
         return tuple(names.index(v) for v in ("broker_state", "partition_status", "partition_data",
                                               "partition_metadata", "partition_leso", "con_broker_reg",
                                               "partition_replica_state", "partition_flushed",
-                                              "partition_hwm_checkpoint", "ghost_unclean") if v in names)
+                                              "partition_hwm_checkpoint", "ghost_unclean",
+                                              "broker_want_shutdown") if v in names)
 
     def notes(self, trace: list) -> list[str]:
         """A record both nacked and committed: the HWM passed it while the

@@ -174,7 +174,7 @@ def test_process_crash_keeps_the_log_but_writes_no_epoch_file():
 
 
 def test_controlled_shutdown_flushes_writes_the_epoch_file_and_is_fenced():
-    m = model(ControlledShutdownLimit=1)
+    m = model(ControlledShutdownLimit=1, ControlledShutdownSteps=False)
     s = committed(m)
     (t,) = succ(m, s, "ControlledShutdown", 1)
     assert t.partition_flushed[0] == t.partition_data[0].leo == 2
@@ -183,6 +183,37 @@ def test_controlled_shutdown_flushes_writes_the_epoch_file_and_is_fenced():
     assert t.broker_state[0].broker_epoch == s.broker_state[0].broker_epoch  # the epoch file
     assert t.con_broker_reg[0].status == RegStatus.FENCED
     assert t.con_partition_metadata.leader == 2 and t.ghost_unclean[0] == Ghost.TRUSTED
+
+
+def test_controlled_shutdown_in_steps_moves_leadership_before_the_broker_stops():
+    m = model(ControlledShutdownLimit=1)
+    assert "ControlledShutdown" not in m.action_names
+    s = committed(m)
+    a = step(m, s, "BeginControlledShutdown", 1)
+    assert a.broker_want_shutdown[0] and a.aux_ctrs.controlled_shutdown_ctr == 1
+    assert not succ(m, a, "GrantShutdown", 1)  # it still leads
+    assert not succ(m, a, "CompleteControlledShutdown", 1)  # not told to shut down yet
+    e = step(m, a, "EnterControlledShutdown", 1)
+    md = e.con_partition_metadata
+    assert md.leader == 2 and 1 not in md.isr and 1 in md.elr  # kip966: ISR below MinISR -> ELR
+    assert e.con_broker_reg[0].status == RegStatus.UNFENCED and 1 in e.con_unfenced
+    assert m.in_controlled_shutdown(e) == {1}  # registered, unfenced, never elected
+    assert e.con_controlled_shutdown[0] == len(e.con_metadata_log)
+    assert e.broker_state[0].status == BrokerStatus.RUNNING
+    assert not succ(m, e, "GrantShutdown", 1)  # broker 2 has not seen the change yet
+    u = step(m, e, "ReceiveMetadataUpdate", 2)
+    g = step(m, u, "GrantShutdown", 1)
+    assert g.con_broker_reg[0].status == RegStatus.FENCED and g.con_controlled_shutdown[0] is None
+    assert not succ(m, g, "UnfenceBroker", 1)  # a broker that wants to stop is not unfenced
+    t = step(m, g, "CompleteControlledShutdown", 1)
+    assert t.broker_state[0].status == BrokerStatus.OFFLINE_CLEAN
+    assert t.broker_state[0].broker_epoch == s.broker_state[0].broker_epoch  # the epoch file
+    assert t.partition_flushed[0] == t.partition_data[0].leo and not t.broker_want_shutdown[0]
+    crashed = step(m, e, "PowerLoss", 1)  # a crash in the middle: no epoch file, still unfenced
+    assert crashed.broker_state[0].broker_epoch == 0 and not crashed.broker_want_shutdown[0]
+    assert crashed.con_controlled_shutdown[0] is not None
+    fenced = step(m, crashed, "SessionTimeout", 1)
+    assert fenced.con_controlled_shutdown[0] is None
 
 
 def test_correlated_power_outage_takes_down_several_brokers_in_one_step():
@@ -344,7 +375,8 @@ def test_hwm_checkpointed_marks_a_checkpoint_written_while_running():
     s = committed(m)  # HWM 2, flushed, but not checkpointed (HwmCheckpoint timer)
     assert not w.predicate(s) and w.predicate(run(m, s, ("CheckpointHwm", 1)))
     m, props = build_checked("kraft", "kip966_storage", {**B2, "FlushPolicy": "every_write",
-                                                         "ControlledShutdownLimit": 1})
+                                                         "ControlledShutdownLimit": 1,
+                                                         "ControlledShutdownSteps": False})
     (w,) = [p for p in props if p.name == "HwmCheckpointed"]
     assert not w.predicate(run(m, committed(m), ("ControlledShutdown", 1)))  # a stop's, not the timer's
 
