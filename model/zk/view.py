@@ -65,7 +65,7 @@ DESCRIBE = {
     "UncleanElectLeader": "{b}, outside the ISR, wins an unclean election",
 }
 KIND_COLORS = {"FetchRequest": "#0969da", "FetchResponse": "#1a7f37", "ZkWrite": "#8250df",
-               "ZkRead": "#6639ba", "LeaderAndIsr": "#bc4c00"}
+               "ZkRead": "#6639ba", "LeaderAndIsr": "#bc4c00", "ControlledShutdown": "#cf222e"}
 
 
 def bname(b: int) -> str:
@@ -337,6 +337,15 @@ class ZkView(TraceView):
         if name in ("Restart", "Reregister") and p and state.zk_live != prev.zk_live:
             out.append(Arrow(p[0] + 1, 0, i, i, "received", "register",
                              f"{bname(p[0])} registers in /brokers/ids (a new session)", "ZkWrite"))
+        for b in self.brokers:  # ControlledShutdownRequest: broker -> controller, until answered
+            x, y = prev.shutting_down[b], state.shutting_down[b]
+            if x != 1 and y == 1:
+                out.append(Arrow(b + 1, 0, i, None, "in flight", "ControlledShutdown",
+                                 f"ControlledShutdownRequest {bname(b)} -> controller", "ControlledShutdown"))
+            elif x == 1 and y != 1:
+                fate = "received" if name == "HandleControlledShutdown" else "dropped"
+                out.append(Arrow(b + 1, 0, -1, i, fate, "", f"ControlledShutdownRequest {bname(b)} -> controller",
+                                 "ControlledShutdown"))
         for b in self.brokers:
             x, y = prev.fetch_response[b], state.fetch_response[b]
             if x != y:
