@@ -4,7 +4,8 @@ the kraft model's (invariants/kraft/liveness.py), under ZK_FAIRNESS.
 ZK_FAIRNESS is weak fairness of every protocol step: fetches, ISR changes by
 the leader, the elections, the controller's reactions and requests, OffsetsForLeaderEpoch, the
 flush and the HW checkpoint, restart and re-registration (every stopped broker
-comes back). The faults (power loss, process crash, controlled shutdown,
+comes back), the controller's answer to a controlled shutdown and the stop
+that follows it (a controlled shutdown once begun ends). The faults (power loss, process crash, controlled shutdown,
 session expiry, controller failover) and the producer have none, as in the
 kraft reference: a property that holds says "once the faults stop"; one that
 fails has a behaviour in which every protocol step that stays enabled is
@@ -22,7 +23,7 @@ ZK_FAIRNESS = (
     "WF:ElectLeader", "WF:UncleanElectLeader", "WF:OnBrokerFailure", "WF:HandleFetch",
     "WF:ReceiveFetchResponse", "WF:ShrinkIsr", "WF:BecomeFollower", "WF:ReceiveLeaderAndIsr",
     "WF:OnBrokerStartup", "WF:TruncateToLeaderEpochEnd", "WF:FlushLog", "WF:CheckpointHw",
-    "WF:Restart", "WF:Reregister",
+    "WF:Restart", "WF:Reregister", "WF:HandleControlledShutdown", "WF:FinishControlledShutdown",
 )
 
 

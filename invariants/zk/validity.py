@@ -30,7 +30,8 @@ def valid_state(model):
             if not s.running[b] and (s.role[b].role != NONE or b in s.zk_live or s.hw[b]
                                      or s.leader_view[b] is not None
                                      or s.fetch_response[b] is not None
-                                     or (s.ctl_request[b] is not None
+                                     or s.shutting_down[b]
+                                     or (s.ctl_request[b]
                                          and not (queued and b in s.ctl_live))):
                 return False
         zk = s.zk_partition

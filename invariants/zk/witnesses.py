@@ -142,7 +142,7 @@ def request_outlived_stop(model):
 
     def RequestOutlivedStop(s) -> bool:
         for b in replicas:
-            if not s.running[b] and s.ctl_request[b] is not None:
+            if not s.running[b] and s.ctl_request[b]:
                 return True
         return False
 
@@ -156,12 +156,50 @@ def stale_request_in_flight(model):
 
     def StaleRequestInFlight(s) -> bool:
         for b in replicas:
-            r = s.ctl_request[b]
-            if r is not None and s.running[b] and r.broker_epoch < s.broker_epoch[b]:
+            if s.running[b] and any(r.broker_epoch < s.broker_epoch[b] for r in s.ctl_request[b]):
                 return True
         return False
 
     return StaleRequestInFlight
+
+
+def leader_and_isr_queued(model):
+    """LeaderAndIsrQueued: two LeaderAndIsr requests wait in one broker's
+    queue (LeaderAndIsrQueue fifo)."""
+    replicas = tuple(model.replicas)
+
+    def LeaderAndIsrQueued(s) -> bool:
+        for b in replicas:
+            if len(s.ctl_request[b]) > 1:
+                return True
+        return False
+
+    return LeaderAndIsrQueued
+
+
+def caught_up_follower_dropped(model):
+    """CaughtUpFollowerDropped: a leader dropped from the ISR a follower whose
+    last fetch had reached its LEO (it stalled: FollowerStallLimit)."""
+
+    def CaughtUpFollowerDropped(s) -> bool:
+        return s.faults.stalls > 0
+
+    return CaughtUpFollowerDropped
+
+
+def crash_during_controlled_shutdown(model):
+    """CrashDuringControlledShutdown: a broker stopped by a crash (not its
+    own clean stop) in the middle of its controlled shutdown: after the
+    controller took its leadership and ISR place, before it stopped cleanly."""
+    replicas = tuple(model.replicas)
+
+    def CrashDuringControlledShutdown(s) -> bool:
+        for b in replicas:
+            if b in s.ctl_shutting_down and not s.running[b] and b not in s.clean_down:
+                return True
+        return False
+
+    return CrashDuringControlledShutdown
 
 
 def controller_failed_over(model):

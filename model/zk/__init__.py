@@ -42,15 +42,19 @@ new variant or constant, not an edit):
 2. Three ways to stop, each bounded, as the kraft storage variants name them:
    PowerLoss (the log falls back to its flushed prefix), ProcessCrash (the
    page cache survives: nothing is lost), ControlledShutdown (flush and HW
-   checkpoint first). Each ends the broker's session at once (no session
+   checkpoint first; with the controller, Kafka's several steps:
+   ControlledShutdownSteps). Each ends the broker's session at once (no session
    timeout) and loses the in-memory HW; restart recovers the HW as
    min(checkpointed HW, LEO) (V2 startReplica).
 3. The ISR is written by the leader (and, Election = controller, by the
-   controller): a dead follower stays in it until the leader shrinks it for
-   lagging (its last fetch offset is below the leader's LEO) or the
-   controller handles its session loss; it is re-added when a fetch reaches
-   the leader's LEO ("fully catches up", 0.8 replication design). An election keeps the
-   ISR's live members.
+   controller): a dead follower stays in it until the leader shrinks it or
+   the controller handles its session loss. The leader drops a follower that
+   has not caught up to its LEO within replica.lag.time.max.ms: untimed, one
+   whose last fetch was below the LEO at any time, and one whose last fetch
+   reached it when it then stalls (FollowerStallLimit; 0 is Kafka 2.1 on,
+   KAFKA-7152). It is re-added when a fetch reaches the leader's LEO ("fully
+   catches up", 0.8 replication design). An election keeps the ISR's live
+   members.
 4. A fetch is two steps (the leader handles the request; the follower handles
    the response); a response carries every record from the fetch offset on.
 5. A flush syncs the whole log written so far; a HW checkpoint writes the

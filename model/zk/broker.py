@@ -16,8 +16,14 @@ of the kraft storage variants:
   log, flushed or not) survives, and the OS may still write it back
   (FlushLog of a stopped broker); the in-memory HW is lost.
 - ControlledShutdown(b): flush, checkpoint the HW, stop; nothing is lost. With
-  Election = controller the controller moves leadership and shrinks the ISR
-  in the same step (the broker waits for its answer before stopping).
+  Election = controller the controller first moves leadership and shrinks
+  the ISR: ControlledShutdownSteps several (Kafka, KafkaServer
+  controlledShutdown): ControlledShutdown(b) sends the request and b keeps
+  serving, HandleControlledShutdown(b) is the controller's answer
+  (controller.py), RetryControlledShutdown(b) asks again while b still leads,
+  FinishControlledShutdown(b) flushes, checkpoints and stops (Kafka retries
+  controlled.shutdown.max.retries times, then stops anyway); a crash may come
+  in between. ControlledShutdownSteps one: all of it in one step.
 Every stop ends the broker's session at once (no session timeout).
 """
 from __future__ import annotations
@@ -52,8 +58,10 @@ def _stop(k, s, b, ch: dict, lost: frozenset, clean: bool = False) -> dict:
         ch["leader_view"] = put(s.leader_view, b, None)
     if s.fetch_response[b] is not None:
         ch["fetch_response"] = put(s.fetch_response, b, None)
-    if s.ctl_request[b] is not None and not k.requests_survive_stop:
-        ch["ctl_request"] = put(s.ctl_request, b, None)
+    if s.ctl_request[b] and not k.requests_survive_stop:
+        ch["ctl_request"] = put(s.ctl_request, b, ())
+    if s.shutting_down[b]:  # a controlled shutdown cut short, or finished
+        ch["shutting_down"] = put(s.shutting_down, b, 0)
     ch["acked"] = ghost.crash(s.acked, b, lost, ghost.up_of(running, clean_down))
     return ch
 
@@ -101,23 +109,57 @@ def controlled_shutdown(k, s, b, out):
     controller: the controller first moves b's leadership to another live ISR
     member and removes b from the ISR (v3.5 description 2.8: a broker that
     "has shutdown" is handled as a fenced one), one successor per choice of
-    leader. Bounded by ControlledShutdownLimit."""
+    leader. Bounded by ControlledShutdownLimit. ControlledShutdownSteps
+    several (Election = controller): only the first step, b sends its
+    ControlledShutdownRequest and keeps running."""
     f = s.faults
     if not s.running[b] or f.shutdowns >= k.controlled_shutdown_limit:
         return
-    leo = len(s.log[b])
     ch = {"faults": f._replace(shutdowns=f.shutdowns + 1)}
-    if s.flushed[b] != leo:
-        ch["flushed"] = put(s.flushed, b, leo)
-    if s.ckpt_hw[b] != s.hw[b]:
-        ch["ckpt_hw"] = put(s.ckpt_hw, b, s.hw[b])
-    _stop(k, s, b, ch, frozenset(), clean=True)
+    if k.shutdown_in_steps:
+        if s.shutting_down[b] or b not in s.zk_live:
+            return
+        ch["shutting_down"] = put(s.shutting_down, b, 1)
+        out.append((k.acts["ControlledShutdown"][b], with_changes(s, ch)))
+        return
+    _clean_stop(k, s, b, ch)
     act = k.acts["ControlledShutdown"][b]
     if k.controller and b in s.ctl_live:
         for t in controller.handle_stop(k, with_changes(s, ch), b):
             out.append((act, t))
     else:
         out.append((act, with_changes(s, ch)))
+
+
+def retry_controlled_shutdown(k, s, b, out):
+    """RetryControlledShutdown(b): the controller's answer named a partition b
+    still leads (nobody could take it): b asks again (KafkaServer
+    controlledShutdown retries)."""
+    if s.shutting_down[b] != 2 or s.zk_partition.leader != b or not s.running[b]:
+        return
+    out.append((k.acts["RetryControlledShutdown"][b],
+                with_changes(s, {"shutting_down": put(s.shutting_down, b, 1)})))
+
+
+def finish_controlled_shutdown(k, s, b, out):
+    """FinishControlledShutdown(b): answered (or out of retries), b shuts down:
+    the log is flushed, the HW checkpointed, the process stops and the
+    session ends; the controller handles the loss later (OnBrokerFailure)."""
+    if s.shutting_down[b] != 2 or not s.running[b]:
+        return
+    ch: dict = {}
+    _clean_stop(k, s, b, ch)
+    out.append((k.acts["FinishControlledShutdown"][b], with_changes(s, ch)))
+
+
+def _clean_stop(k, s, b, ch: dict) -> None:
+    """Flush, checkpoint the HW, stop (added to `ch`)."""
+    leo = len(s.log[b])
+    if s.flushed[b] != leo:
+        ch["flushed"] = put(s.flushed, b, leo)
+    if s.ckpt_hw[b] != s.hw[b]:
+        ch["ckpt_hw"] = put(s.ckpt_hw, b, s.hw[b])
+    _stop(k, s, b, ch, frozenset(), clean=True)
 
 
 def restart(k, s, b, out):

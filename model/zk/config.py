@@ -15,7 +15,11 @@ from model.constants import resolve_constants
 ELECTIONS = ("registration", "controller")
 BROKER_EPOCHS = ("none", "kip380", "kraft")
 ACKS = ("all", "1")
-_STR_CHOICES = {"Election": ELECTIONS, "BrokerEpochs": BROKER_EPOCHS, "Acks": ACKS}
+LEADER_AND_ISR_QUEUES = ("fifo", "newest")
+SHUTDOWN_STEPS = ("several", "one")
+_STR_CHOICES = {"Election": ELECTIONS, "BrokerEpochs": BROKER_EPOCHS, "Acks": ACKS,
+                "LeaderAndIsrQueue": LEADER_AND_ISR_QUEUES,
+                "ControlledShutdownSteps": SHUTDOWN_STEPS}
 
 CONSTANTS = (
     Constant("BrokerCount", int, 2, "number of brokers, ids 0..BrokerCount-1 (0.8 replication design: broker-0, ...)"),
@@ -31,7 +35,23 @@ CONSTANTS = (
              "the in-memory HW is lost"),
     Constant("ControlledShutdownLimit", int, 0,
              "clean shutdowns: flush the log, checkpoint the HW, stop (Election controller: the "
-             "controller moves leadership and shrinks the ISR first, in the same step)"),
+             "controller moves leadership and shrinks the ISR first, ControlledShutdownSteps)"),
+    Constant("ControlledShutdownSteps", str, "several",
+             "Election controller: several: Kafka's controlled shutdown (KafkaServer.controlledShutdown, "
+             "KafkaController.doControlledShutdown): the broker sends ControlledShutdownRequest and "
+             "keeps serving; the controller moves its leadership to another live ISR member, removes "
+             "it from the ISR, stops its follower (StopReplica) and answers; the broker retries while "
+             "it still leads, then flushes, checkpoints the HW and stops; other steps (crashes too) "
+             "interleave; one: all of it in one step (the controller handles the broker as lost)"),
+    Constant("FollowerStallLimit", int, 1,
+             "ISR shrink by time (replica.lag.time.max.ms; Partition.getOutOfSyncReplicas, "
+             "Replica.lastCaughtUpTimeMs): a leader drops a follower that has not caught up to its LEO "
+             "within the lag time; untimed, that time may pass for any follower, so a follower whose "
+             "last fetch reached the LEO may be dropped too if it then stalls (stops fetching, or "
+             "fetches too slowly: 0.9 to 2.0, and 0.8's stuck-follower timer): at most this many "
+             "times (each drop bumps the znode version; the limit keeps the state space finite); "
+             "0: never, only a follower whose last fetch was below the LEO (Kafka 2.1 on, KAFKA-7152: "
+             "a follower at the leader's LEO is never out of sync)"),
     Constant("SessionExpiryLimit", int, 0,
              "how many ZooKeeper sessions may expire while the broker keeps running (a zombie leader)"),
     Constant("UncleanLeaderElection", bool, False,
@@ -61,6 +81,11 @@ CONSTANTS = (
              "restarts first; with BrokerEpochs kip380 / kraft the request carries the broker epoch "
              "the controller knows and that incarnation rejects it as stale (KIP-380, KafkaApis "
              "handleLeaderAndIsrRequest); false: a stop loses the request"),
+    Constant("LeaderAndIsrQueue", str, "fifo",
+             "Election controller: fifo: the controller queues its requests per broker and the broker "
+             "takes them in order (ControllerChannelManager: a queue and a send thread per broker; "
+             "bounded by the controller's events, which the faults bound); newest: one request per "
+             "broker, a newer one replacing one not yet taken"),
     Constant("ControllerFailoverLimit", int, 0,
              "Election controller: how many times a new controller takes over (reads ZooKeeper "
              "afresh, elects for an offline partition, sends LeaderAndIsr to every live replica)"),
@@ -114,8 +139,9 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if len(cfg["Values"]) > MAX_VALUES:
         raise ModelConfigError(f"{where}: at most {MAX_VALUES} Values, got {len(cfg['Values'])}")
     if cfg["Election"] != "controller":
-        for name in ("BrokerEpochs", "ControllerFailoverLimit"):
-            if cfg[name] not in (0, "none"):
+        for name, default in (("BrokerEpochs", "none"), ("ControllerFailoverLimit", 0),
+                              ("LeaderAndIsrQueue", "fifo"), ("ControlledShutdownSteps", "several")):
+            if name in constants and cfg[name] != default:
                 raise ModelConfigError(f"{where}: {name} needs Election = \"controller\" "
                                        f"(there is no controller with Election = {cfg['Election']!r})")
     return VARIANTS[variant], cfg

@@ -24,9 +24,13 @@ What the controller knows is its own view, not ZooKeeper's:
   through the controller, which first handles the loss of its old
   incarnation (broker.py: no registration while the controller still counts
   the old one), so no bounce goes unseen.
-- Its decisions reach the brokers as LeaderAndIsr requests (ctl_request, one
-  in flight per broker, the newest replacing an older one), sent to the
-  replicas it believes alive. With RequestsSurviveStop (Kafka) a request to a
+- Its decisions reach the brokers as LeaderAndIsr requests (ctl_request),
+  sent to the replicas it believes alive: LeaderAndIsrQueue fifo (Kafka's
+  ControllerChannelManager: a queue and a send thread per broker) queues them
+  per broker and the broker takes the head first; newest keeps one per
+  broker, a newer one replacing it. The queue needs no bound of its own:
+  every controller event is bounded by the faults and adds at most one
+  request per broker. With RequestsSurviveStop (Kafka) a request to a
   broker that stopped waits until the controller handles the broker's loss,
   and a broker that restarts first receives it; with broker epochs it
   carries the epoch of the registration the controller knows, and a later
@@ -38,31 +42,41 @@ What the controller knows is its own view, not ZooKeeper's:
 - ControllerFailover: a new controller reads ZooKeeper afresh (live brokers,
   the partition's znode), elects for an offline partition and sends
   LeaderAndIsr to every live replica (0.8 onControllerFailover).
+- HandleControlledShutdown (ControlledShutdownSteps several): the controller
+  answers a broker's ControlledShutdownRequest (KafkaController
+  doControlledShutdown): it notes the broker as shutting down (never elected
+  again until it handles the broker's loss), moves its leadership to another
+  live ISR member (the ISR without the broker), takes it out of the ISR where
+  it follows and stops its replica (StopReplica); a leadership with no one to
+  take it stays, and the broker may ask again.
 The leader entry is persistent: only the controller writes the leader.
 """
 from __future__ import annotations
 
 from model.zk import ghost
-from model.zk.replica import LEADER, NONE, commit, follow
+from model.zk.replica import LEADER, NO_ROLE, NONE, commit, follow
 from model.zk.state import NO_LEADER, LeaderAndIsr, LeaderView, ReplicaRole, ZkPartition, put, with_changes
 
 
-def _settle(k, zk, isr: frozenset, leader: int, live: frozenset) -> list:
+def _settle(k, zk, isr: frozenset, leader: int, live: frozenset,
+            shutting: frozenset = frozenset()) -> list:
     """The znode after the controller changed the ISR to `isr` and the leader
     to `leader` (NO_LEADER when it removed it), electing for an offline
     partition (no leader, or one it believes dead): any ISR member it believes
     alive (the ISR keeps its live members), else with UncleanLeaderElection
     any live assigned replica (the ISR becomes it alone), else no leader.
+    A broker in `shutting` (controlled shutdown handled) is never elected.
     Returns [(znode', unclean)]: unclean is None when nobody was elected, else
     whether the election was unclean. The epoch moves when the leader does."""
     if leader != NO_LEADER and leader in live:
         options = [(leader, isr, None)]
     else:
-        candidates = sorted(isr & live)
+        candidates = sorted(isr & live - shutting)
         if candidates:
             options = [(c, isr & live, False) for c in candidates]
-        elif k.unclean_leader_election and any(r in live for r in k.replicas):
-            options = [(r, frozenset((r,)), True) for r in k.replicas if r in live]
+        elif k.unclean_leader_election and any(r in live and r not in shutting for r in k.replicas):
+            options = [(r, frozenset((r,)), True) for r in k.replicas
+                       if r in live and r not in shutting]
         else:
             options = [(NO_LEADER, isr, None)]
     result = []
@@ -86,10 +100,11 @@ def _known_epoch(k, s, ch: dict, r) -> int:
 
 def _send(k, s, ch: dict, zk, to) -> None:
     """LeaderAndIsr(zk) to the replicas in `to` (those the controller believes
-    alive), each carrying the broker epoch the controller knows of it; to a
-    broker that is not running it waits in the controller's queue
-    (RequestsSurviveStop) or is lost. Nothing is sent for a partition left
-    without a leader."""
+    alive), each carrying the broker epoch the controller knows of it, behind
+    the requests already queued to it (LeaderAndIsrQueue fifo) or in their
+    place (newest); to a broker that is not running it waits in the
+    controller's queue (RequestsSurviveStop) or is lost. Nothing is sent for a
+    partition left without a leader."""
     if zk.leader == NO_LEADER:
         return
     running = ch.get("running", s.running)
@@ -98,7 +113,7 @@ def _send(k, s, ch: dict, zk, to) -> None:
         if r in to and (running[r] or k.requests_survive_stop):
             req = LeaderAndIsr(zk.leader, zk.leader_epoch, zk.isr, zk.version,
                                _known_epoch(k, s, ch, r))
-            requests = put(requests, r, req)
+            requests = put(requests, r, requests[r] + (req,) if k.fifo_requests else (req,))
     if requests is not s.ctl_request:
         ch["ctl_request"] = requests
 
@@ -111,8 +126,8 @@ def _remove_broker(k, s, ch: dict, gone) -> None:
         return
     requests = ch.get("ctl_request", s.ctl_request)
     for r in gone:
-        if requests[r] is not None:
-            requests = put(requests, r, None)
+        if requests[r]:
+            requests = put(requests, r, ())
     if requests is not s.ctl_request:
         ch["ctl_request"] = requests
 
@@ -142,16 +157,19 @@ def _failure(k, s, b, bounced: bool) -> list:
     live = s.ctl_live - {b}
     isr = zk.isr - {b} if b in zk.isr and len(zk.isr) > 1 else zk.isr
     leader = NO_LEADER if zk.leader == b else zk.leader
-    options = _settle(k, zk, isr, leader, live)
+    shutting = s.ctl_shutting_down - {b}
+    options = _settle(k, zk, isr, leader, live, shutting)
     if bounced:  # then started: two writes, as the controller makes them
         live = live | {b}
         options = [(z2, u1 if u2 is None else u2) for z1, u1 in options
-                   for z2, u2 in _settle(k, z1, z1.isr, z1.leader, live)]
+                   for z2, u2 in _settle(k, z1, z1.isr, z1.leader, live, shutting)]
     result = []
     for new_zk, unclean in options:
         ch = {"ctl_live": live}
         if b in s.ctl_stale:
             ch["ctl_stale"] = s.ctl_stale - {b}
+        if b in s.ctl_shutting_down:
+            ch["ctl_shutting_down"] = shutting
         _remove_broker(k, s, ch, (b,))
         _write(k, s, ch, new_zk, unclean)
         if new_zk is not zk:
@@ -181,8 +199,9 @@ def on_broker_failure(k, s, b, out):
 
 
 def handle_stop(k, s, b) -> list:
-    """A controlled shutdown of b (s: b already stopped): the controller
-    handles b as lost in the same step. Returns the successor states."""
+    """A controlled shutdown of b in one step (ControlledShutdownSteps one; s:
+    b already stopped): the controller handles b as lost in the same step.
+    Returns the successor states."""
     return [with_changes(s, ch) for ch in _failure(k, s, b, False)]
 
 
@@ -196,7 +215,7 @@ def on_broker_startup(k, s, b, out):
     zk = s.zk_partition
     live = s.ctl_live | {b}
     act = k.acts["OnBrokerStartup"][b]
-    for new_zk, unclean in _settle(k, zk, zk.isr, zk.leader, live):
+    for new_zk, unclean in _settle(k, zk, zk.isr, zk.leader, live, s.ctl_shutting_down):
         ch = {"ctl_live": live}
         _write(k, s, ch, new_zk, unclean)
         if new_zk is not zk:
@@ -212,8 +231,10 @@ def controller_failover(k, s, out):
     that are not registered as failed (out of the ISR, unless that would
     empty it; out of the leadership), elects for an offline partition and
     sends LeaderAndIsr to every live replica. It knows nothing of the old
-    controller's view: a bounce the old one had yet to handle is gone.
-    Bounded by ControllerFailoverLimit."""
+    controller's view: a bounce the old one had yet to handle is gone, and so
+    is a controlled shutdown it handled (a broker still waiting for its
+    answer asks the new one). Requests the old controller queued are still
+    delivered first. Bounded by ControllerFailoverLimit."""
     f = s.faults
     if f.failovers >= k.controller_failover_limit:
         return
@@ -228,6 +249,8 @@ def controller_failover(k, s, out):
             ch["ctl_live"] = live
         if s.ctl_stale:
             ch["ctl_stale"] = frozenset()
+        if s.ctl_shutting_down:
+            ch["ctl_shutting_down"] = frozenset()
         _remove_broker(k, s, ch, [r for r in k.replicas if r not in live])
         _write(k, s, ch, new_zk, unclean)
         _send(k, s, ch, new_zk, live)
@@ -242,11 +265,13 @@ def receive_leader_and_isr(k, s, b, out):
     leader in a newer epoch: b follows it (becomeFollower, each variant's
     truncation). Anything else is stale and dropped; so is (BrokerEpochs
     kip380 / kraft) a request for an earlier registration of b (KIP-380:
-    KafkaApis rejects it with STALE_BROKER_EPOCH)."""
-    req = s.ctl_request[b]
-    if req is None or not s.running[b]:
+    KafkaApis rejects it with STALE_BROKER_EPOCH). b takes the head of its
+    queue (LeaderAndIsrQueue fifo)."""
+    queue = s.ctl_request[b]
+    if not queue or not s.running[b]:
         return
-    ch: dict = {"ctl_request": put(s.ctl_request, b, None)}
+    req = queue[0]
+    ch: dict = {"ctl_request": put(s.ctl_request, b, queue[1:])}
     if k.epochs and req.broker_epoch < s.broker_epoch[b]:
         out.append((k.acts["ReceiveLeaderAndIsr"][b], with_changes(s, ch)))
         return
@@ -269,3 +294,53 @@ def receive_leader_and_isr(k, s, b, out):
     elif req.leader != NO_LEADER and newer:
         follow(k, s, b, req.leader, req.leader_epoch, ch)
     out.append((k.acts["ReceiveLeaderAndIsr"][b], with_changes(s, ch)))
+
+
+def handle_controlled_shutdown(k, s, b, out):
+    """HandleControlledShutdown(b) (ControlledShutdownSteps several): the
+    controller handles b's ControlledShutdownRequest (KafkaController
+    doControlledShutdown): b joins shuttingDownBrokerIds; a leadership of b
+    moves to a live ISR member not shutting down, the ISR without b
+    (ControlledShutdownPartitionLeaderElectionStrategy), LeaderAndIsr to the
+    live replicas, b included; if b follows, it leaves the ISR (not the last
+    member; OfflineReplica) and its replica stops (StopReplica, taken here at
+    once: b stops fetching). With nobody to take b's leadership it stays, and
+    the answer names the partition: b may ask again. One successor per choice
+    of a new leader."""
+    if s.shutting_down[b] != 1:
+        return
+    zk = s.zk_partition
+    shutting = s.ctl_shutting_down | {b}
+    answered = put(s.shutting_down, b, 2)
+    act = k.acts["HandleControlledShutdown"][b]
+    base = {"shutting_down": answered}
+    if shutting != s.ctl_shutting_down:
+        base["ctl_shutting_down"] = shutting
+    isr = zk.isr - {b} if b in zk.isr and len(zk.isr) > 1 else zk.isr
+    if b not in s.ctl_live:
+        options = [(zk, None)]
+    elif zk.leader == b:
+        if isr & s.ctl_live - shutting:
+            options = _settle(k, zk, isr, NO_LEADER, s.ctl_live, shutting)
+        else:
+            options = [(zk, None)]  # nobody to move it to: b still leads
+    elif isr != zk.isr:  # b follows: only the ISR changes
+        options = [(ZkPartition(zk.leader, zk.leader_epoch, isr, zk.version + 1), None)]
+    else:
+        options = [(zk, None)]
+    for new_zk, unclean in options:
+        ch = dict(base)
+        _write(k, s, ch, new_zk, unclean)
+        if new_zk is not zk:
+            _send(k, s, ch, new_zk, s.ctl_live)
+        if zk.leader != b:
+            _stop_replica(s, b, ch)
+        out.append((act, with_changes(s, ch)))
+
+
+def _stop_replica(s, b, ch: dict) -> None:
+    """StopReplica(b, deletePartition = false): b's follower stops fetching."""
+    if s.role[b].role != NONE:
+        ch["role"] = put(s.role, b, NO_ROLE)
+    if s.fetch_response[b] is not None:
+        ch["fetch_response"] = put(s.fetch_response, b, None)

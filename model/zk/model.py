@@ -35,6 +35,9 @@ ACTIONS = (
     ("PowerLoss", broker.power_loss),
     ("ProcessCrash", broker.process_crash),
     ("ControlledShutdown", broker.controlled_shutdown),
+    ("HandleControlledShutdown", controller.handle_controlled_shutdown),  # controller, several steps
+    ("RetryControlledShutdown", broker.retry_controlled_shutdown),         # controller, several steps
+    ("FinishControlledShutdown", broker.finish_controlled_shutdown),       # controller, several steps
     ("Restart", broker.restart),
     ("ExpireSession", broker.expire_session),
     ("Reregister", broker.reregister),
@@ -42,6 +45,7 @@ ACTIONS = (
     ("ResetOffset", consumer.reset_offset),                      # Consumer only
 )
 _CONTROLLER_ONLY = ("ReceiveLeaderAndIsr", "OnBrokerStartup")
+_SHUTDOWN_STEPS = ("HandleControlledShutdown", "RetryControlledShutdown", "FinishControlledShutdown")
 # the elections, enumerated before the others: registration (zookeeper.elect_leader),
 # controller (controller.on_broker_failure)
 REGISTRATION_ELECTIONS = ("ElectLeader", "UncleanElectLeader")
@@ -80,6 +84,9 @@ class ZkModel:
         self.epochs = self.controller and cfg["BrokerEpochs"] != "none"
         self.acks_all = cfg["Acks"] == "all"
         self.consumer = cfg["Consumer"]
+        self.fifo_requests = cfg["LeaderAndIsrQueue"] == "fifo"
+        self.follower_stall_limit = cfg["FollowerStallLimit"]
+        self.shutdown_in_steps = self.controller and cfg["ControlledShutdownSteps"] == "several"
         self.no_follower_leos = (0,) * n
 
         names = [a for a, _ in ACTIONS]
@@ -93,6 +100,8 @@ class ZkModel:
                 dropped.add(a)
         if not self.consumer:
             dropped.update(("ConsumerFetch", "ResetOffset"))
+        if not (self.shutdown_in_steps and self.controlled_shutdown_limit):
+            dropped.update(_SHUTDOWN_STEPS)
         if not self.session_expiry_limit:
             dropped.update(("ExpireSession", "Reregister"))
         if not (self.power_loss_limit or self.process_crash_limit or self.controlled_shutdown_limit):
@@ -145,8 +154,10 @@ class ZkModel:
             fetch_response=(None,) * n,
             ctl_live=frozenset(self.brokers) if self.controller else frozenset(),
             ctl_stale=frozenset(),
-            ctl_request=(None,) * n,
+            ctl_request=((),) * n,
+            ctl_shutting_down=frozenset(),
             broker_epoch=(0,) * n,
+            shutting_down=(0,) * n,
             acked=(),
             written=frozenset(),
             truncated=False,
@@ -215,14 +226,16 @@ class ZkModel:
                                  for r in f["fetch_response"]),
             ctl_live=fs(f["ctl_live"]),
             ctl_stale=fs(f["ctl_stale"]),
-            ctl_request=tuple(None if r is None else LeaderAndIsr(r[0], r[1], fs(r[2]), r[3], r[4])
-                              for r in f["ctl_request"]),
+            ctl_request=tuple(tuple(LeaderAndIsr(r[0], r[1], fs(r[2]), r[3], r[4]) for r in q)
+                              for q in f["ctl_request"]),
+            ctl_shutting_down=fs(f["ctl_shutting_down"]),
             broker_epoch=tuple(f["broker_epoch"]),
+            shutting_down=tuple(f["shutting_down"]),
             acked=tuple(Acked(a[0], fs(a[1])) for a in f["acked"]),
             written=fs(f["written"]),
             truncated=bool(f["truncated"]),
             clean_down=fs(f["clean_down"]),
-            faults=Faults(*(bool(x) if i >= 5 else x for i, x in enumerate(f["faults"]))),
+            faults=Faults(*(bool(x) if i >= 6 else x for i, x in enumerate(f["faults"]))),
             consumer=_consumer(f["consumer"]),
         )
 

@@ -154,16 +154,25 @@ def truncate_to_leader_epoch_end(k, s, b, out):
 
 def shrink_isr(k, s, leader, out):
     """ShrinkIsr(leader, f): the leader drops a follower that has not caught up
-    (its last fetch was below the leader's LEO) from the ISR, after the
-    configured time (0.8 replication design "Follower failure"; detailed design V2 KeepInSyncTime),
-    then commits what the remaining ISR holds."""
+    to its LEO within replica.lag.time.max.ms from the ISR (0.8 replication
+    design "Follower failure"; detailed design V2 KeepInSyncTime; Kafka
+    Partition.maybeShrinkIsr / getOutOfSyncReplicas), then commits what the
+    remaining ISR holds. Untimed, that time may always pass: a follower whose
+    last fetch was below the leader's LEO may be dropped at any time; so may
+    one whose last fetch reached the LEO, if it then stalls (stops fetching
+    or fetches too slowly: out of sync when now - lastCaughtUpTimeMs exceeds
+    the lag time, 0.9 to 2.0; 0.8's stuck-follower timer), at most
+    FollowerStallLimit times (0: never, as Kafka 2.1 on, KAFKA-7152:
+    Replica.isCaughtUp holds for a follower at the leader's LEO)."""
     if not s.running[leader] or s.role[leader].role != LEADER:
         return
     view = s.leader_view[leader]
     log = s.log[leader]
     leo = len(log)
+    stall = s.faults.stalls < k.follower_stall_limit
     for f in sorted(view.isr):
-        if f == leader or view.follower_leo[f] >= leo:
+        caught_up = view.follower_leo[f] >= leo
+        if f == leader or (caught_up and not stall):
             continue
         written = write_isr(k, s, leader, view, view.isr - {f})
         if written is None:
@@ -172,6 +181,8 @@ def shrink_isr(k, s, leader, out):
         ch = {"zk_partition": zk, "leader_view": put(s.leader_view, leader, new_view),
               "acked": ghost.isr_changed(s.acked, zk.isr, s.running, s.clean_down)}
         commit(k, s, leader, new_view, log, ch)
+        if caught_up:
+            ch["faults"] = s.faults._replace(stalls=s.faults.stalls + 1)
         out.append((k.acts["ShrinkIsr"][(leader, f)], _apply(s, ch)))
 
 

@@ -82,12 +82,13 @@ class Faults(NamedTuple):
     shutdowns: int          # controlled (clean) shutdowns
     expiries: int           # ZooKeeper sessions expired under a running broker
     failovers: int          # controller moves (Election = controller)
+    stalls: int             # caught-up followers dropped from the ISR by time (FollowerStallLimit)
     raced: bool             # ghost: since the last election another step went
                             # first while an election was due (PromptElection false)
     unclean_leader: bool    # ghost: the current leader was elected from outside the ISR
 
 
-NO_FAULTS = Faults(0, 0, 0, 0, 0, False, False)
+NO_FAULTS = Faults(0, 0, 0, 0, 0, 0, False, False)
 
 
 class ConsumerState(NamedTuple):
@@ -132,9 +133,14 @@ class ZkState(NamedTuple):
     ctl_live: frozenset       # the brokers the controller believes alive
     ctl_stale: frozenset      # of those, the ones registered again since a session
                               # loss the controller never processed (a bounce it missed)
-    ctl_request: tuple        # broker -> LeaderAndIsr | None (in flight to it)
+    ctl_request: tuple        # broker -> tuple of LeaderAndIsr, queued to it in order
+                              # (LeaderAndIsrQueue newest: at most one)
+    ctl_shutting_down: frozenset  # brokers whose controlled shutdown the controller handled
+                              # (Kafka's shuttingDownBrokerIds): not elected, until their loss
     broker_epoch: tuple       # broker -> its registrations so far (BrokerEpochs kip380 /
                               # kraft; 0 otherwise): the epoch of the current one
+    shutting_down: tuple      # broker -> 0, or its controlled shutdown (ControlledShutdownSteps
+                              # several): 1 request sent to the controller, 2 answered
     # ghost and bounds (not protocol)
     acked: tuple              # of Acked, ordered by value
     written: frozenset        # values the producer has written

@@ -22,23 +22,26 @@ from model.zk.state import NO_EPOCH, NO_LEADER, Role
 
 # variables that are functions over the brokers (tuples indexed by broker id)
 PER_BROKER = ("running", "role", "log", "hw", "flushed", "ckpt_hw", "leader_view",
-              "fetch_response", "ctl_request", "broker_epoch")
+              "fetch_response", "ctl_request", "broker_epoch", "shutting_down")
+SHUTDOWN_PHASES = ("no", "asked the controller", "answered by the controller")
 FIELD_NAMES = {"hw": "HW", "ckpt_hw": "checkpointed HW", "flushed": "flushed", "log": "log",
                "running": "running", "role": "role", "leader_view": "leader's view",
-               "fetch_response": "fetch response in flight", "ctl_request": "LeaderAndIsr in flight",
-               "broker_epoch": "broker epoch",
+               "fetch_response": "fetch response in flight", "ctl_request": "LeaderAndIsr queue",
+               "broker_epoch": "broker epoch", "shutting_down": "controlled shutdown",
                "isr": "ISR", "leader_epoch": "leader epoch", "zk_version": "znode version",
                "follower_leo": "followers' LEOs", "version": "version"}
 LABELS = {"zk_live": "ZooKeeper live sessions", "ctl_live": "controller believes live",
           "ctl_stale": "controller missed the bounce of", "written": "written",
+          "ctl_shutting_down": "controller handled the controlled shutdown of",
           "truncated": "ghost: some replica truncated",
           "clean_down": "ghost: down after a clean shutdown"}
-CONTROLLER_ACTIONS = {"OnBrokerFailure", "OnBrokerStartup", "ControllerFailover"}
+CONTROLLER_ACTIONS = {"OnBrokerFailure", "OnBrokerStartup", "ControllerFailover",
+                      "HandleControlledShutdown"}
 DESCRIBE = {
     "Produce": "a producer writes {v} to leader {b}",
     "HandleFetch": "leader {b} answers {x}'s fetch request",
     "ReceiveFetchResponse": "follower {b} handles the fetch response",
-    "ShrinkIsr": "leader {b} removes {x} from the ISR (writes the znode)",
+    "ShrinkIsr": "leader {b} removes {x} from the ISR: not caught up within the lag time (writes the znode)",
     "BecomeFollower": "{b} reads the znode and follows its leader",
     "ReceiveLeaderAndIsr": "{b} acts on the controller's LeaderAndIsr request",
     "OnBrokerStartup": "the controller sees {b} registered and tells the replicas",
@@ -49,7 +52,12 @@ DESCRIBE = {
     "CheckpointHw": "{b} checkpoints its HW to disk",
     "PowerLoss": "{b} loses power: its log falls back to what was flushed, its session ends",
     "ProcessCrash": "{b}'s process crashes (the page cache survives), its session ends",
-    "ControlledShutdown": "{b} shuts down cleanly (flushes, hands leadership over)",
+    "ControlledShutdown": "{b} shuts down cleanly (flushes, hands leadership over; with the controller "
+                          "in steps: it asks the controller first)",
+    "HandleControlledShutdown": "the controller handles {b}'s controlled shutdown (moves its leadership, "
+                                "takes it out of the ISR, stops its follower) and answers",
+    "RetryControlledShutdown": "{b} still leads: it asks the controller again",
+    "FinishControlledShutdown": "{b} flushes, checkpoints its HW and stops; its session ends",
     "Restart": "{b} restarts from disk and registers in ZooKeeper",
     "ExpireSession": "ZooKeeper expires {b}'s session while it runs",
     "Reregister": "{b} registers again in ZooKeeper with a new session",
@@ -59,7 +67,7 @@ DESCRIBE = {
     "ResetOffset": "the consumer asks {b} for the latest offset (auto.offset.reset = latest)",
 }
 KIND_COLORS = {"FetchRequest": "#0969da", "FetchResponse": "#1a7f37", "ZkWrite": "#8250df",
-               "ZkRead": "#6639ba", "LeaderAndIsr": "#bc4c00"}
+               "ZkRead": "#6639ba", "LeaderAndIsr": "#bc4c00", "ControlledShutdown": "#cf222e"}
 
 
 def bname(b: int) -> str:
@@ -104,6 +112,16 @@ def fmt_response(r) -> str:
             f"leader LEO {r.leader_leo})")
 
 
+def _queue_diff(x: tuple, y: tuple) -> tuple[tuple, tuple]:
+    """What left a broker's LeaderAndIsr queue (its head first) and what
+    joined it, from x to y."""
+    for k in range(len(x) + 1):
+        rest = x[k:]
+        if y[:len(rest)] == rest:
+            return x[:k], y[len(rest):]
+    return x, y
+
+
 def fmt_request(r) -> str:
     if r is None:
         return "none"
@@ -139,10 +157,12 @@ def fmt(name: str, v: Any) -> str:
     if name == "fetch_response":
         return fmt_response(v)
     if name == "ctl_request":
-        return fmt_request(v)
+        return "[" + ", ".join(fmt_request(r) for r in v) + "]" if v else "none"
     if name == "zk_partition":
         return fmt_znode(v)
-    if name in ("zk_live", "ctl_live", "ctl_stale", "clean_down"):
+    if name == "shutting_down":
+        return SHUTDOWN_PHASES[v]
+    if name in ("zk_live", "ctl_live", "ctl_stale", "clean_down", "ctl_shutting_down"):
         return fmt_set(v)
     if name == "leader":
         return bname(v)
@@ -225,7 +245,10 @@ class ZkView(TraceView):
             log = state.log[p[0]]
             if log:
                 text += f" (offset {len(log) - 1}, leader epoch {log[-1].epoch})"
-        elif name in ("ElectLeader", "UncleanElectLeader", "OnBrokerFailure", "OnBrokerStartup"):
+        elif name == "ShrinkIsr" and state.faults.stalls > prev.faults.stalls:
+            text += f" - its last fetch had reached {b}'s LEO, then it stalled past replica.lag.time.max.ms"
+        elif name in ("ElectLeader", "UncleanElectLeader", "OnBrokerFailure", "OnBrokerStartup",
+                      "HandleControlledShutdown"):
             z, pz = state.zk_partition, prev.zk_partition
             if (z.leader, z.leader_epoch) != (pz.leader, pz.leader_epoch):
                 text += f": leader {bname(z.leader)} in leader epoch {z.leader_epoch}, ISR {fmt_set(z.isr)}"
@@ -354,6 +377,15 @@ class ZkView(TraceView):
         if name in ("Restart", "Reregister") and p and state.zk_live != prev.zk_live:
             out.append(Arrow(p[0] + 1, 0, i, i, "received", "register",
                              f"{bname(p[0])} registers in /brokers/ids (a new session)", "ZkWrite"))
+        for b in self.brokers:  # ControlledShutdownRequest: broker -> controller, until answered
+            x, y = prev.shutting_down[b], state.shutting_down[b]
+            if x != 1 and y == 1:
+                out.append(Arrow(b + 1, 0, i, None, "in flight", "ControlledShutdown",
+                                 f"ControlledShutdownRequest {bname(b)} -> controller", "ControlledShutdown"))
+            elif x == 1 and y != 1:
+                fate = "received" if name == "HandleControlledShutdown" else "dropped"
+                out.append(Arrow(b + 1, 0, -1, i, fate, "", f"ControlledShutdownRequest {bname(b)} -> controller",
+                                 "ControlledShutdown"))
         for b in self.brokers:
             x, y = prev.fetch_response[b], state.fetch_response[b]
             if x != y:
@@ -367,17 +399,19 @@ class ZkView(TraceView):
                                      f"{fmt_response(y)} {bname(src)} -> {bname(b)}", "FetchResponse"))
             x, y = prev.ctl_request[b], state.ctl_request[b]
             if x != y:
-                if x is not None:
+                gone, new = _queue_diff(x, y)
+                for r in gone:
                     fate = "received" if name == "ReceiveLeaderAndIsr" and p == (b,) else "dropped"
-                    out.append(Arrow(0, b + 1, -1, i, fate, "", fmt_request(x) + f" to {bname(b)}", "LeaderAndIsr"))
-                if y is not None:
-                    out.append(Arrow(0, b + 1, i, None, "in flight", f"LeaderAndIsr e{y.leader_epoch}",
-                                     f"{fmt_request(y)} controller -> {bname(b)}", "LeaderAndIsr"))
+                    out.append(Arrow(0, b + 1, -1, i, fate, "", fmt_request(r) + f" to {bname(b)}", "LeaderAndIsr"))
+                for r in new:
+                    behind = f" (queued behind {len(y) - 1})" if len(y) > 1 else ""
+                    out.append(Arrow(0, b + 1, i, None, "in flight", f"LeaderAndIsr e{r.leader_epoch}",
+                                     f"{fmt_request(r)} controller -> {bname(b)}{behind}", "LeaderAndIsr"))
         return out
 
     def arrows(self, trace: list) -> list[Arrow]:
         arrows: list[Arrow] = []
-        open_: dict[tuple[str, int], Arrow] = {}
+        open_: dict[tuple[str, int], list[Arrow]] = {}
         s0 = trace[0][1]
         for b in self.brokers:  # in flight initially
             if s0.fetch_response[b] is not None:
@@ -385,23 +419,23 @@ class ZkView(TraceView):
                 a = Arrow(src + 1, b + 1, 0, None, "in flight", "Fetch resp",
                           fmt_response(s0.fetch_response[b]), "FetchResponse")
                 arrows.append(a)
-                open_[("FetchResponse", b + 1)] = a
-            if s0.ctl_request[b] is not None:
-                a = Arrow(0, b + 1, 0, None, "in flight", "LeaderAndIsr", fmt_request(s0.ctl_request[b]),
-                          "LeaderAndIsr")
+                open_[("FetchResponse", b + 1)] = [a]
+            for r in s0.ctl_request[b]:
+                a = Arrow(0, b + 1, 0, None, "in flight", "LeaderAndIsr", fmt_request(r), "LeaderAndIsr")
                 arrows.append(a)
-                open_[("LeaderAndIsr", b + 1)] = a
+                open_.setdefault(("LeaderAndIsr", b + 1), []).append(a)
         for i in range(1, len(trace)):
             action, state = trace[i]
             for a in self._step_arrows(trace[i - 1][1], state, action, i):
-                if a.sent == -1:  # an in-flight message leaves the network
-                    m = open_.pop((a.kind, a.dst), None)
-                    if m is not None:
+                if a.sent == -1:  # an in-flight message leaves the network (the oldest first)
+                    waiting = open_.get((a.kind, a.dst))
+                    if waiting:
+                        m = waiting.pop(0)
                         m.end, m.fate = i, a.fate
                     continue
                 arrows.append(a)
                 if a.end is None:
-                    open_[(a.kind, a.dst)] = a
+                    open_.setdefault((a.kind, a.dst), []).append(a)
         return arrows
 
     # ---- the per-step table ----------------------------------------------------------

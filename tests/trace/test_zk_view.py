@@ -126,3 +126,43 @@ def test_zk_consumer_reads_in_the_text_the_table_and_the_headline():
     assert view.columns() == ["ZooKeeper", "broker-0", "broker-1", "producer", "consumer"]
     assert all(len(view.cells(p, s)) == 5 for (_, p), (_, s) in zip(v.trace, v.trace[1:]))
     assert view.explain("MonotonicReads", v.trace).columns == {4}
+
+
+def _walk(model, steps):
+    from model.base import Action
+    s = model.init_states()[0]
+    trace = [(None, s)]
+    for name, *params in steps:
+        a = Action(name, tuple(params))
+        s = next(t for x, t in model.successors(s) if x == a)
+        trace.append((a, s))
+    return trace
+
+
+def test_zk_view_draws_the_controlled_shutdown_steps_and_the_leader_and_isr_queue():
+    """ControlledShutdownSteps several: the request to the controller and its
+    answer; LeaderAndIsrQueue fifo: two requests wait for one broker, taken
+    oldest first."""
+    from model.zk.model import ZkModel
+    m = ZkModel("leader_epoch", dict(BrokerCount=2, ReplicationFactor=2, Values=["A"],
+                                     Election="controller", ControlledShutdownLimit=1,
+                                     PowerLossLimit=1))
+    trace = _walk(m, [("ControlledShutdown", 0), ("HandleControlledShutdown", 0), ("PowerLoss", 0),
+                      ("OnBrokerFailure", 0)])
+    view = view_for(m)
+    text = view.text("LeaderCompleteness", trace)
+    assert "sent: ControlledShutdownRequest broker-0 -> controller" in text
+    assert "received: ControlledShutdownRequest broker-0 -> controller" in text
+    arrows = view.arrows(trace)
+    shutdown = [a for a in arrows if a.kind == "ControlledShutdown"]
+    assert [(a.src, a.dst, a.sent, a.end, a.fate) for a in shutdown] == [(1, 0, 1, 2, "received")]
+    to_1 = [a for a in arrows if a.kind == "LeaderAndIsr" and a.dst == 2]
+    assert len(trace[-1][1].ctl_request[1]) == 1 and [a.end for a in to_1] == [None]
+    # two requests queued to broker-0 (the controller's, then a new controller's), taken in order
+    m = ZkModel("leader_epoch", dict(BrokerCount=2, ReplicationFactor=2, Values=["A"],
+                                     Election="controller", ControllerFailoverLimit=1))
+    trace = _walk(m, [("PowerLoss", 1), ("OnBrokerFailure", 1), ("ControllerFailover",),
+                      ("ReceiveLeaderAndIsr", 0)])
+    assert len(trace[3][1].ctl_request[0]) == 2 and len(trace[4][1].ctl_request[0]) == 1
+    to_0 = [a for a in view_for(m).arrows(trace) if a.kind == "LeaderAndIsr" and a.dst == 1]
+    assert [(a.sent, a.end, a.fate) for a in to_0] == [(2, 4, "received"), (3, None, "in flight")]

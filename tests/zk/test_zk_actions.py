@@ -91,8 +91,22 @@ def test_sole_isr_member_commits_on_produce():
     assert s.hw[0] == 2 and [a.value for a in s.acked] == ["A", "B"]
 
 
+def test_a_caught_up_follower_is_dropped_when_it_stalls():
+    """FollowerStallLimit: replica.lag.time.max.ms may pass for a follower
+    whose last fetch reached the leader's LEO (it stopped fetching)."""
+    m = model(FollowerStallLimit=1)
+    s = m.init_states()[0]
+    t = step(m, s, "ShrinkIsr", 0, 1)  # LEO 0, the follower at 0: caught up, then stalled
+    assert t.zk_partition.isr == {0} and t.faults.stalls == 1
+    t = run(m, ("HandleFetch", 0, 1), state=t)  # it fetches again at the LEO: back in
+    assert t.zk_partition.isr == {0, 1}
+    assert not succ(m, t, "ShrinkIsr", 0, 1)  # FollowerStallLimit reached
+    u = run(m, ("Produce", 0, "A"), ("ShrinkIsr", 0, 1), state=t)  # lagging: as before
+    assert u.zk_partition.isr == {0} and u.faults.stalls == 1
+
+
 def test_shrink_only_a_lagging_follower_and_readd_when_fully_caught_up():
-    m = model()
+    m = model(FollowerStallLimit=0)
     s = m.init_states()[0]
     assert not succ(m, s, "ShrinkIsr", 0, 1)  # LEO 0: nobody lags
     s = run(m, ("Produce", 0, "A"), ("ShrinkIsr", 0, 1), ("HandleFetch", 0, 1))

@@ -41,7 +41,7 @@ def test_property_names_kinds_and_one_line_docs():
     assert [p.name for p in props if p.kind == SOMETIMES] == [
         "RecordCommitted", "LeaderElected", "RecordTruncated", "IsrShrunk",
         "AckedRecordSurvivedCrash", "SessionExpired", "AckedRecordLostToPowerLoss",
-        "ElectionRaced", "ZombieLeader"]
+        "ElectionRaced", "CaughtUpFollowerDropped", "ZombieLeader"]
     assert all(p.doc and "\n" not in p.doc for p in props)
     m, _ = base(PowerLossLimit=0)
     assert "AckedRecordSurvivedCrash" not in {p.name for p in properties_for(m)}
@@ -51,8 +51,8 @@ def test_property_names_kinds_and_one_line_docs():
                 ControllerFailoverLimit=1)
     assert [p.name for p in properties_for(m) if p.kind == SOMETIMES][4:] == [
         "AckedRecordSurvivedCrash", "PageCacheSurvivedCrash", "ControlledShutdownHappened",
-        "BrokerBounced", "RequestOutlivedStop", "ControllerFailedOver",
-        "UncleanLeaderLacksAckedRecord", "TruncatedBelowHw"]
+        "BrokerBounced", "RequestOutlivedStop", "LeaderAndIsrQueued", "CaughtUpFollowerDropped",
+        "CrashDuringControlledShutdown", "ControllerFailedOver", "UncleanLeaderLacksAckedRecord"]
 
 
 def test_leader_completeness_checks_protected_records_only():
