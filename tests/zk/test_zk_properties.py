@@ -52,7 +52,16 @@ def test_property_names_kinds_and_one_line_docs():
     assert [p.name for p in properties_for(m) if p.kind == SOMETIMES][4:] == [
         "AckedRecordSurvivedCrash", "PageCacheSurvivedCrash", "ControlledShutdownHappened",
         "BrokerBounced", "RequestOutlivedStop", "LeaderAndIsrQueued", "CaughtUpFollowerDropped",
-        "CrashDuringControlledShutdown", "ControllerFailedOver", "UncleanLeaderLacksAckedRecord"]
+        "CrashDuringControlledShutdown", "ControllerFailedOver", "UncleanLeaderLacksAckedRecord",
+        "TruncatedBelowHw"]  # PowerLossLimit = 0: only then does TruncatedBelowHw apply
+    # the producer's acks=1 and the consumer bring their own, after the others
+    m, _ = base(PowerLossLimit=0, SessionExpiryLimit=1, Acks="1", Consumer=True)
+    props = properties_for(m)
+    assert [p.name for p in props if p.kind == ALWAYS][5:] == [
+        "NoAcksOneRecordLost", "ConsumedRecordKept", "MonotonicReads"]
+    assert [p.name for p in props if p.kind == SOMETIMES][-6:] == [
+        "ZombieLeader", "TruncatedBelowHw", "RecordConsumed", "ConsumedAcrossLeaderChange",
+        "ConsumedFromStaleLeader", "ConsumerOutOfRange"]
 
 
 def test_leader_completeness_checks_protected_records_only():
