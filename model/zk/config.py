@@ -98,8 +98,10 @@ CONSTANTS = (
              "the same either way: acks changes only when the producer hears back"),
     Constant("Consumer", bool, False,
              "a consumer reads the partition from a broker it believes leads, up to that broker's HW "
-             "(consumer.py). An observer: its steps change only its own state, never what a broker "
-             "can do; off by default, which leaves the state space as it is without a consumer"),
+             "(consumer.py). An observer: its steps change only its own state (and the ghost that "
+             "notes a step taken while an election was due, for the ElectionRaced witness), never "
+             "what a broker can do; off by default, which leaves the state space as it is without "
+             "a consumer"),
 )
 
 # Upper bounds that keep a run in the range an explicit-state checker can do;
