@@ -6,9 +6,8 @@ broker it believed led, below that broker's HW.
 """
 from __future__ import annotations
 
-from model.zk.state import NO_LEADER, Role
+from model.zk.state import leading_leader
 
-LEADER = Role.LEADER
 
 
 def consumed_record_kept(model):
@@ -25,12 +24,8 @@ def consumed_record_kept(model):
         c = s.consumer
         if not c.read:
             return True
-        zk = s.zk_partition
-        leader = zk.leader
-        if leader == NO_LEADER:
-            return True
-        role = s.role[leader]
-        if role.role != LEADER or role.leader_epoch != zk.leader_epoch:
+        leader = leading_leader(s)
+        if leader is None:
             return True
         promised = {a.value for a in s.acked if a.keepers}
         log = s.log[leader]

@@ -11,9 +11,8 @@ promise: it is what these properties catch.
 """
 from __future__ import annotations
 
-from model.zk.state import NO_LEADER, Role
+from model.zk.state import leading_leader
 
-LEADER = Role.LEADER
 
 
 def leader_completeness(model):
@@ -27,12 +26,8 @@ def leader_completeness(model):
         acked = s.acked
         if not acked:
             return True
-        zk = s.zk_partition
-        leader = zk.leader
-        if leader == NO_LEADER:
-            return True
-        role = s.role[leader]
-        if role.role != LEADER or role.leader_epoch != zk.leader_epoch:
+        leader = leading_leader(s)
+        if leader is None:
             return True
         log = s.log[leader]
         for a in acked:

@@ -1,7 +1,7 @@
 """Log Matching: replicas agree on what they both consider committed."""
 from __future__ import annotations
 
-from model.zk.state import NO_LEADER, Role
+from model.zk.state import Role, leading_leader
 
 FOLLOWER, LEADER = Role.FOLLOWER, Role.LEADER
 
@@ -17,18 +17,14 @@ def log_matching(model):
     replicas = tuple(model.replicas)
 
     def LogMatching(s) -> bool:
-        zk = s.zk_partition
-        leader = zk.leader
-        if leader == NO_LEADER:
-            return True
-        role = s.role[leader]
-        if role.role != LEADER or role.leader_epoch != zk.leader_epoch:
+        leader = leading_leader(s)
+        if leader is None:
             return True  # (Election = controller) not leading yet
         logs, hws = s.log, s.hw
         part = [leader]
         for b in replicas:
             r = s.role[b]
-            if (r.role == FOLLOWER and r.leader == leader and r.leader_epoch == zk.leader_epoch
+            if (r.role == FOLLOWER and r.leader == leader and r.leader_epoch == s.zk_partition.leader_epoch
                     and hws[b] and s.running[b]):
                 part.append(b)
         if len(part) < 2 or not hws[leader]:

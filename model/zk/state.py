@@ -166,6 +166,19 @@ def with_changes(state: ZkState, changes: dict) -> ZkState:
     return _new_tuple(ZkState, items)
 
 
+def leading_leader(s):
+    """The broker registered as leader, once it leads in the znode's epoch
+    (with Election = controller it may not yet); None otherwise."""
+    zk = s.zk_partition
+    leader = zk.leader
+    if leader == NO_LEADER:
+        return None
+    role = s.role[leader]
+    if role.role != Role.LEADER or role.leader_epoch != zk.leader_epoch:
+        return None
+    return leader
+
+
 def put(fn: tuple, b: int, value) -> tuple:
     """[fn EXCEPT ![b] = value]; fn itself when unchanged (identity reuse)."""
     if fn[b] is value or fn[b] == value:
