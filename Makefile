@@ -16,9 +16,7 @@ VENV   ?= .venv
 SPEC   ?= specs/kraft-kip966-reference.toml
 # Extra options for `kmc check`, e.g. ARGS="--depth 12 --json".
 ARGS   ?=
-# pytest runs on every core (pytest-xdist; tests/conftest.py keeps a file's tests
-# together, and every Spark test on one worker)
-PYTEST_ARGS ?= -n $(JOBS) --dist loadgroup
+PYTEST_ARGS ?=
 # `kmc regress` runs this many specs at once (default: one per core) and fails
 # a spec still running after REGRESS_TIMEOUT seconds.
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
