@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from checker.front.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-LRS = "specs/simulate/v3_5-storage-3b-last-replica-standing.toml"   # seed 1: walk 6, 14 -> 8 steps
+LRS = "specs/simulate/v3_5-storage-3b-last-replica-standing.toml"   # seed 1: walk 6, 25 -> 8 steps
 
 
 def simulate(out: Path, *args) -> tuple[dict, Path]:
@@ -33,12 +33,12 @@ def text_of(page: Path) -> str:
 def test_report_and_trace_of_a_simulation(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     obj, run = simulate(tmp_path / "a", LRS)
-    assert obj["expect_met"] is True and obj["simulate"]["shrink"]["original_steps"] == 14
+    assert obj["expect_met"] is True and obj["simulate"]["shrink"]["original_steps"] == 25
     report = text_of(run / "report.html")
-    assert "VIOLATION LeaderCompletenessProperty after 8 steps (shrunk from 14)" in report
+    assert "VIOLATION LeaderCompletenessProperty after 8 steps (shrunk from 25)" in report
     assert "Random walks (kmc simulate), seed 1: 7 walks" in report
-    assert "First violation: LeaderCompletenessProperty on walk 6 after 14 steps" in report
-    assert "Shrunk from 14 steps to 8 steps" in report and "1-minimal" in report
+    assert "First violation: LeaderCompletenessProperty on walk 6 after 25 steps" in report
+    assert "Shrunk from 25 steps to 8 steps" in report and "1-minimal" in report
     assert "MATCHES Expected (the spec's [expect])" in report
     assert "queue" not in report and "BFS" not in report and "Frontier growth" not in report
     command = (f"kmc simulate {LRS} --seed 1 --walks 7 --depth 100 --no-swarm")
