@@ -452,11 +452,10 @@ def receive_alter_partition_request(k, s, b, mt, out):
     """ReceiveAlterPartitionRequest(b); a proposed ISR with a broker in
     controlled shutdown is rejected with IneligibleReplica
     (ReplicationControlManager.ineligibleReplicasForIsr: "shutting down")."""
-    cs = s.con_controlled_shutdown
-    if all(o is None for o in cs):
+    shutting = k.in_controlled_shutdown(s)
+    if not shutting:
         controller.receive_alter_partition_request(k, s, b, mt, out)
         return
-    shutting = {a for a in k.brokers if cs[a - 1] is not None}
     bucket = mt[MsgType.AlterPartitionRequest]
     keep = [m for m in bucket if m.source != b or not (m.isr & shutting)]
     if len(keep) < len(bucket):

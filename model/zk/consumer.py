@@ -18,7 +18,8 @@ ListOffsets request for the latest offset, which a leader answers with its
 HW for a consumer (KafkaApis, READ_UNCOMMITTED). A position between the HW
 and the log end is in range: the answer is empty (no step here).
 
-An observer: its steps change only `consumer`, never what a broker can do.
+An observer: its steps change only `consumer` (and, taken while an election
+is due, the ghost behind the ElectionRaced witness), never what a broker can do.
 Departures from Kafka, each a simplification: the consumer starts at offset 0
 (the partition is new: earliest and latest are both 0), never crashes or
 commits offsets, reads every record up to the HW in one fetch, and takes
