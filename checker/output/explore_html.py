@@ -103,6 +103,7 @@ kbd{font:11px ui-monospace,Menlo,Consolas,monospace;border:1px solid #8c959f;bor
 #ok{margin:8px 14px 0;color:var(--good);font-weight:600}
 #walked{margin:6px 14px 0;color:var(--warn)}
 #steps thead th{top:var(--bar,0px)}
+#tracebox.narrow{overflow-x:auto}
 #status{font-weight:700;text-decoration:none}
 #status.bad{color:var(--bad)}#status.good{color:var(--good)}
 #panels{display:grid;grid-template-columns:minmax(320px,2fr) minmax(260px,1fr) minmax(220px,1fr);
@@ -158,8 +159,11 @@ KEYS = """
     if(done){ev.preventDefault();}
   });
   // the table's header sticks under the bar; the current state (the last row) in view
-  function bar(){var b=document.getElementById('bar');
-    document.documentElement.style.setProperty('--bar',(b?b.offsetHeight:0)+'px');}
+  // (a window narrower than the table: the table scrolls sideways in its box, not the page)
+  function bar(){var b=document.getElementById('bar'), t=document.getElementById('tracebox');
+    document.documentElement.style.setProperty('--bar',(b?b.offsetHeight:0)+'px');
+    if(t){t.classList.remove('narrow');
+      t.classList.toggle('narrow',t.scrollWidth>document.documentElement.clientWidth);}}
   function here(){bar(); var rows=document.querySelectorAll('#steps tr.step');
     var r=rows.length?rows[rows.length-1]:null;
     if(r&&r.scrollIntoView&&rows.length>1){r.scrollIntoView({block:'center'});}}
