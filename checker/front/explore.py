@@ -49,7 +49,7 @@ from checker.output.traces import variables as itf_variables
 from checker.output.views import view_for
 from checker.search import registry
 from checker.search.errors import EXIT_OK, SpecError
-from model.base import ALWAYS, SOMETIMES
+from model.base import ALWAYS, SOMETIMES, EvaluationError
 
 HOST = "127.0.0.1"
 MAX_STEPS = 5_000          # a path's length in a URL (a URL of ~25 KB; http.server reads 64 KB lines)
@@ -228,8 +228,12 @@ class Explorer:
         met_at = {}
         for w in self.witnesses:
             met_at[w.name] = next((k for k, (_, s) in enumerate(trace) if self.holds(s)[w.name]), None)
-        choices = []
-        for i, (action, nxt) in enumerate(self.successors(state)):
+        choices, problem = [], ""
+        try:
+            succ = self.successors(state)
+        except EvaluationError as e:   # (a run's evaluation error: its trace ends here)
+            succ, problem = [], f"The model raised an evaluation error computing the successors: {e}"
+        for i, (action, nxt) in enumerate(succ):
             there = self.holds(nxt)
             choices.append(Choice(
                 href=url("/", path[:at + 1] + (i,)), title=view.step_title(action),
@@ -263,7 +267,8 @@ class Explorer:
             scenario=url("/scenario.toml", path, at), itf=url("/itf.json", path, at),
             initial=[(f"{k}", url("/", (k,)), k == path[0]) for k in range(len(self.inits))])
         return explore_page(view, trace, title=self.title, meta=self.meta, choices=choices,
-                            checks=checks, path=steps, controls=controls, walked=walked)
+                            checks=checks, path=steps, controls=controls, walked=walked,
+                            problem=problem)
 
     # ---- exports ----------------------------------------------------------------------
 

@@ -91,7 +91,7 @@ a.btn,button.btn{display:inline-block;border:1px solid var(--line);border-radius
 a.btn:hover,button.btn:hover{background:#eaeef2}
 span.btn.off{display:inline-block;border:1px solid var(--line);border-radius:5px;padding:3px 9px;color:#8c959f}
 form#random{display:flex;align-items:center;gap:4px}
-form#random input{width:70px;font:inherit;padding:2px 4px}
+form#random input{width:84px;font:inherit;padding:2px 4px}
 #exports a{margin-left:6px}
 kbd{font:11px ui-monospace,Menlo,Consolas,monospace;border:1px solid #8c959f;border-bottom-width:2px;
   border-radius:3px;padding:0 3px;background:#fff;color:#1f2328}
@@ -118,6 +118,7 @@ ol#choices a:hover,ol#choices a:focus{border-color:#0969da;background:#f1f8ff}
 ol#choices a.breaks{border-color:var(--bad)}
 ol#choices .key{float:right;margin-left:6px}
 ol#choices .flag{font-size:12px;font-weight:600}
+ol#choices .flag.same{color:var(--muted);font-weight:400;font-style:italic}
 ol#choices .flag.bad{color:var(--bad)}ol#choices .flag.good{color:var(--good)}
 p.none{color:var(--muted);font-style:italic;margin:0}
 ul.checks{list-style:none;margin:0 0 8px;padding:0}
@@ -206,10 +207,11 @@ def _checks(items: list[Check], ok: str, bad: str) -> str:
 
 def explore_page(view: TraceView, trace: list, *, title: str, meta: list[tuple[str, str]],
                  choices: list[Choice], checks: list[Check], path: list[PathStep],
-                 controls: Controls, walked: str = "") -> str:
+                 controls: Controls, walked: str = "", problem: str = "") -> str:
     """The page of the state trace[-1], reached by `trace` ([(None, s0), (a1,
     s1), ...]: the path up to the current state). walked: what the last random
-    steps did, in words."""
+    steps did, in words; problem: why the state's successors are not shown
+    (the model raised an evaluation error)."""
     at = len(trace) - 1
     invariants = [c for c in checks if c.kind == "always"]
     witnesses = [c for c in checks if c.kind != "always"]
@@ -282,14 +284,16 @@ def explore_page(view: TraceView, trace: list, *, title: str, meta: list[tuple[s
         out.append('<p id="initial">initial states: ' + " ".join(
             (f'<b>{_esc(label)}</b>' if cur else f'<a href="{_esc(href)}">{_esc(label)}</a>')
             for label, href, cur in controls.initial) + "</p>")
-    if choices:
+    if problem:
+        out.append(f'<p class="explain" id="problem">{_esc(problem)}</p>')
+    elif choices:
         out.append('<ol id="choices">')
         for i, c in enumerate(choices):
             key = f'<kbd class="key">{i + 1}</kbd>' if i < 9 else ""
             flags = "".join(f'<div class="flag bad">breaks {_esc(n)}</div>' for n in c.breaks)
             flags += "".join(f'<div class="flag good">meets {_esc(n)}</div>' for n in c.meets)
             if c.same:
-                flags += '<div class="flag">changes nothing</div>'
+                flags += '<div class="flag same">changes nothing</div>'
             sentence = f'<div class="desc">{_esc(c.sentence)}</div>' if c.sentence else ""
             out.append(f'<li><a id="choice-{i}" class="choice{" breaks" if c.breaks else ""}" '
                        f'data-index="{i}" data-action="{_esc(c.title)}" href="{_esc(c.href)}">{key}'
@@ -299,8 +303,11 @@ def explore_page(view: TraceView, trace: list, *, title: str, meta: list[tuple[s
         out.append('<p class="none" id="deadlock">No action is enabled: this state has no successor '
                    '(a deadlock, unless the protocol ends here).</p>')
     out.append('</section><section id="props">')
-    out.append(f"<h2>Invariants ({len(invariants) - len(violated)} of {len(invariants)} hold)</h2>")
-    out.append(_checks(invariants, "holds", "violated") if invariants else '<p class="none">none</p>')
+    if invariants:
+        out.append(f"<h2>Invariants ({len(invariants) - len(violated)} of {len(invariants)} hold)</h2>")
+        out.append(_checks(invariants, "holds", "violated"))
+    else:
+        out.append('<h2>Invariants</h2><p class="none">The spec checks none.</p>')
     met = sum(c.ok for c in witnesses)
     out.append(f"<h2>Witnesses met in this state ({met} of {len(witnesses)})</h2>")
     out.append(_checks(witnesses, "met", "unmet") if witnesses else '<p class="none">none</p>')

@@ -54,6 +54,7 @@ class Browser:
         self._r = out_r
         self._next = 0
         self._answers: dict[int, "queue.Queue"] = {}
+        self._targets: dict[str, str] = {}     # session -> its tab's target
         self._lock = threading.Lock()
         self.events: list[dict] = []
         self.stderr: list[str] = []
@@ -122,7 +123,11 @@ class Browser:
         self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
                                                          "deviceScaleFactor": 1, "mobile": False},
                   session=session)
+        self._targets[session] = target
         return session
+
+    def close_tab(self, session: str) -> None:
+        self.send("Target.closeTarget", {"targetId": self._targets.pop(session)}, session=None)
 
     def eval(self, expression: str, session: str | None = "") -> object:
         r = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
@@ -131,8 +136,8 @@ class Browser:
             raise CdpError(f"{expression[:80]}: {r['exceptionDetails'].get('text')}")
         return r["result"].get("value")
 
-    def _loaded(self, session: str | None, not_href: str | None, not_marked: bool) -> str:
-        """Wait until the page is loaded and drawn (and is another one); its URL."""
+    def _loaded(self, session: str | None) -> str:
+        """Wait until a new page is loaded and drawn (the old one was marked); its URL."""
         deadline = time.monotonic() + 60
         probe = ("(document.readyState==='complete'&&document.documentElement.getAttribute("
                  "'data-kmc-ready')==='1'&&!window.__kmcOld)?location.href:''")
@@ -141,7 +146,7 @@ class Browser:
                 href = self.eval(probe, session)
             except CdpError:   # the old page's context went away mid-navigation
                 href = ""
-            if href and href != not_href:
+            if href:
                 return href
             time.sleep(0.05)
         raise CdpError("the page did not load (no data-kmc-ready)")
@@ -152,12 +157,12 @@ class Browser:
     def open(self, url: str, session: str | None = "") -> str:
         self._mark(session)
         self.send("Page.navigate", {"url": url}, session=session)
-        return self._loaded(session, None, True)
+        return self._loaded(session)
 
     def reload(self, session: str | None = "") -> str:
         self._mark(session)
         self.send("Page.reload", {"ignoreCache": True}, session=session)
-        return self._loaded(session, None, True)
+        return self._loaded(session)
 
     def click(self, selector: str, session: str | None = "") -> str:
         """Click the element as a mouse does (at its centre); wait for the
@@ -168,16 +173,21 @@ class Browser:
                          session)
         if rect is None:
             raise CdpError(f"no element {selector}")
-        before = self._mark(session)
+        self._mark(session)
         x, y = rect
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left",
                                                    "clickCount": 1}, session=session)
-        return self._loaded(session, before, True)
+        return self._loaded(session)
 
     def key(self, key: str, session: str | None = "") -> str:
         """Press a key (a named one or one character); wait for the page it leads to."""
-        before = self._mark(session)
+        self._mark(session)
+        self.press(key, session)
+        return self._loaded(session)
+
+    def press(self, key: str, session: str | None = "") -> None:
+        """Press a key (a named one or one character), waiting for nothing."""
         params = {"key": key, "code": key}
         if key in KEYS:
             params["windowsVirtualKeyCode"] = KEYS[key]
@@ -186,7 +196,6 @@ class Browser:
             params["windowsVirtualKeyCode"] = ord(key.upper())
         self.send("Input.dispatchKeyEvent", {"type": "keyDown", **params}, session=session)
         self.send("Input.dispatchKeyEvent", {"type": "keyUp", **params}, session=session)
-        return self._loaded(session, before, True)
 
     def screenshot(self, path: Path, width: int, height: int, session: str | None = "") -> Path:
         self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
