@@ -521,12 +521,14 @@ def from_spec(spec_path: Path, sets) -> Explorer:
 def from_run(run_dir: Path, prop: str | None) -> Explorer:
     """An explorer opened at the last step of a run's counterexample."""
     from checker.output import runs
+    from checker.output.lasso import is_lasso
     picked, which = runs.pick_run(run_dir)
     if which is not None:
         click.echo(f"kmc: {picked}: {which}", err=True)
     run = runs.open_run(picked)
     name = run.pick(prop)
-    trace = run.violation(name).trace
+    violation = run.violation(name)
+    trace = violation.trace
     config = run.summary.get("config") or {}
     _, all_props = registry.build(config["model"], config.get("variant"), config.get("constants") or {})
     names = config.get("invariants")
@@ -542,6 +544,10 @@ def from_run(run_dir: Path, prop: str | None) -> Explorer:
                         meta=[("run", str(picked)), ("counterexample", name),
                               ("model", f"{run.model.name}/{run.model.variant}"),
                               ("constants", _constants_text(config.get("constants") or {}))])
+    loop = getattr(violation, "loop", None)
+    if is_lasso(violation) and isinstance(loop, int):   # a temporal property's lasso
+        explorer.meta.insert(2, ("lasso", f"after step {len(trace) - 1} the behaviour goes back to "
+                                          f"state {loop} for ever"))
     try:
         explorer.start = explorer.path_of(trace)
     except SpecError as e:

@@ -197,11 +197,14 @@ class Browser:
         self.send("Input.dispatchKeyEvent", {"type": "keyDown", **params}, session=session)
         self.send("Input.dispatchKeyEvent", {"type": "keyUp", **params}, session=session)
 
-    def screenshot(self, path: Path, width: int, height: int, session: str | None = "") -> Path:
+    def viewport(self, width: int, height: int, session: str | None = "") -> None:
         self.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
                                                          "deviceScaleFactor": 1, "mobile": False},
                   session=session)
         time.sleep(0.5)   # the diagram is redrawn for the new width (ResizeObserver)
+
+    def screenshot(self, path: Path, width: int, height: int, session: str | None = "") -> Path:
+        self.viewport(width, height, session)
         data = self.send("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
         path.write_bytes(base64.b64decode(data))
         return path

@@ -139,7 +139,7 @@ def test_click_the_counterexample_go_back_and_reload(browser, spec_server, cex, 
         assert b.eval("document.documentElement.scrollWidth") <= width
         assert b.eval("document.getElementById('actions').getBoundingClientRect().right") <= width
         assert_clean(b)
-    b.screenshot(tmp_path / "reset.png", 1400, 900)
+    b.viewport(1400, 900)
 
     b.click("#back")
     b.click("#back")

@@ -323,6 +323,28 @@ class Counter:
         return TraceView(self)
 
 
+class Stops(Counter):
+    """Counts to 2, then has no successor."""
+
+    def successors(self, s):
+        if s.n < 2:
+            yield Action("Inc"), Count(s.n + 1)
+
+
+def test_a_state_without_successors():
+    explorer = Explorer(Stops(), [], title="stops", meta=[], constants={})
+    path, taken, why = explorer.random_steps((0,), 10, 1)
+    assert path == (0, 0, 0) and taken == 2 and why == "deadlock"
+    page = explorer.page(path, None)
+    assert 'id="deadlock"' in page and 'id="choices"' not in page
+    assert "The spec checks none." in page
+    with served(explorer) as base:
+        status, _, headers = get(base + "/random?p=0&n=10&seed=5")
+        assert status == 303 and headers["Location"] == "/?p=0.0.0&walked=2&seed=5&stop=deadlock"
+        _, page, _ = get(base + headers["Location"])
+        assert "2 random steps (seed 5), stopped at a state without successors." in page
+
+
 def test_an_infinite_state_space_is_expanded_only_where_shown():
     props = [Property("Small", "always", lambda s: s.n < 2_000, reads=("n",)),
              Property("Hundred", "sometimes", lambda s: s.n == 100, reads=("n",))]
@@ -411,3 +433,17 @@ def test_explore_is_listed_with_the_commands():
     r = CliRunner().invoke(cli, ["--help"])
     assert re.search(r"^\s+explore\s+Step through SPEC's state space in the browser", r.output, re.M)
     assert "explore" in cli.commands
+
+
+def test_from_a_temporal_counterexample_its_lasso(tmp_path):
+    """A temporal property's counterexample (a lasso) opens at its last step
+    too, the cycle said in the header."""
+    out = tmp_path / "out"
+    spec = ROOT / "specs" / "quorum" / "liveness-crash-no-leader.toml"
+    r = CliRunner().invoke(cli, ["check", str(spec), "--out", str(out), "-q"])
+    assert r.exit_code == 1, r.output
+    explorer = from_run(next(out.glob("*/*")), None)
+    trace = explorer.walk(explorer.start)
+    page = explorer.page(explorer.start, None)
+    assert f'data-step="{len(trace) - 1}" data-steps="{len(trace) - 1}"' in page
+    assert re.search(r"lasso after step \d+ the behaviour goes back to state \d+ for ever", page)
