@@ -104,6 +104,8 @@ kbd{font:11px ui-monospace,Menlo,Consolas,monospace;border:1px solid #8c959f;bor
 #walked{margin:6px 14px 0;color:var(--warn)}
 #steps thead th{top:var(--bar,0px)}
 #tracebox.narrow{overflow-x:auto}
+#tracebox.narrow #steps thead th{top:0}
+#notes{margin:8px 14px 0;padding-left:18px}
 #status{font-weight:700;text-decoration:none}
 #status.bad{color:var(--bad)}#status.good{color:var(--good)}
 #panels{display:grid;grid-template-columns:minmax(320px,2fr) minmax(260px,1fr) minmax(220px,1fr);

@@ -138,6 +138,15 @@ def test_click_the_counterexample_go_back_and_reload(browser, spec_server, cex, 
         # the page itself never scrolls sideways: a table wider than the window scrolls in its box
         assert b.eval("document.documentElement.scrollWidth") <= width
         assert b.eval("document.getElementById('actions').getBoundingClientRect().right") <= width
+        # the table's header sits at its top, or under the bar while the table scrolls by
+        # (not inside the rows: a table scrolling sideways in its box has it at its top)
+        head, top, bar, narrow = b.eval(
+            "[document.querySelector('#steps thead th').getBoundingClientRect().top,"
+            "document.getElementById('steps').getBoundingClientRect().top,"
+            "document.getElementById('bar').getBoundingClientRect().bottom,"
+            "document.getElementById('tracebox').classList.contains('narrow')]")
+        assert narrow == (width == 900)
+        assert abs(head - (top if narrow else max(top, bar))) < 1.5, (head, top, bar, narrow)
         assert_clean(b)
     b.viewport(1400, 900)
 
