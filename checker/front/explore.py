@@ -425,9 +425,13 @@ class Handler(BaseHTTPRequestHandler):
     def _get(self) -> None:
         explorer: Explorer = self.server.explorer   # type: ignore[attr-defined]
         port = self.server.server_address[1]
+        # a page of another site whose name was made to resolve to 127.0.0.1 (DNS
+        # rebinding) sends its own name: refused. Any port: an ssh tunnel may map another.
         host = self.headers.get("Host", "")
-        if host not in (f"{HOST}:{port}", f"localhost:{port}"):
-            raise BadRequest(f"this server answers to {HOST}:{port} only, not to host {host[:80]!r}")
+        name = host.rsplit(":", 1)[0] if re.fullmatch(r"[^:]+:\d+|\[[^\]]*\]:\d+", host) else host
+        if name not in (HOST, "localhost", "[::1]"):
+            raise BadRequest(f"this server answers to {HOST}:{port} (or localhost) only, not to host "
+                             f"{host[:80]!r}")
         parts = urlsplit(self.path)
         route = parts.path
         if route not in ROUTES:

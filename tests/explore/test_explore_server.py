@@ -201,6 +201,16 @@ def test_only_its_own_paths_on_its_own_host(lrs):
     conn.request("GET", "/?p=0", headers={"Host": "evil.example:80"})   # DNS rebinding
     r = conn.getresponse()
     assert r.status == 400 and b"answers to 127.0.0.1" in r.read()
+    for host in ("127.0.0.1:9000", "localhost:8123", "localhost"):   # an ssh tunnel's port
+        conn.request("GET", "/?p=0", headers={"Host": host})
+        r = conn.getresponse()
+        assert r.status == 200, host
+        r.read()
+    for host in ("127.0.0.1.evil.example", "evil.example", "localhost.evil:1", ""):
+        conn.request("GET", "/?p=0", headers={"Host": host})
+        r = conn.getresponse()
+        assert r.status == 400, host
+        r.read()
     conn.request("POST", "/?p=0", body=b"x")
     r = conn.getresponse()
     assert r.status == 405
