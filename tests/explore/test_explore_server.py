@@ -457,3 +457,38 @@ def test_from_a_temporal_counterexample_its_lasso(tmp_path):
     page = explorer.page(explorer.start, None)
     assert f'data-step="{len(trace) - 1}" data-steps="{len(trace) - 1}"' in page
     assert re.search(r"lasso after step \d+ the behaviour goes back to state \d+ for ever", page)
+
+
+def _randgraph(**constants):
+    defn = registry.model_def("randgraph")
+    resolved = registry.resolve_constants(defn, "standard", constants)
+    model, properties = registry.build("randgraph", "standard", resolved)
+    return Explorer(model, properties, title="randgraph", meta=[], constants=resolved)
+
+
+def test_several_initial_states(tmp_path):
+    """Each initial state is a choice of the initial page; a path from any of
+    them exports with the initial state's `pick`."""
+    explorer = _randgraph(Initial=4)
+    page = explorer.page((2,), None)
+    assert re.search(r'<p id="initial">initial states: <a href="/\?p=0">0</a> <a href="/\?p=1">1</a> '
+                     r'<b>2</b> <a href="/\?p=3">3</a></p>', page)
+    replayed = 0
+    for k in range(4):
+        path, taken, _ = explorer.random_steps((k,), 6, k)
+        toml = tmp_path / f"init{k}.toml"
+        toml.write_text(explorer.scenario(path))
+        assert tomllib.loads(toml.read_text())["init"]["pick"] == k + 1
+        result = scenario_mod.run_scenario(scenario_mod.load_scenario(toml))
+        assert result.ok, result.failures
+        assert result.steps[-1].state == explorer.walk(path)[-1][1]
+        replayed += taken
+    assert replayed > 0
+
+
+def test_a_state_whose_successors_raise_is_shown_with_the_error():
+    explorer = _randgraph(Initial=2, ErrorNode=1)
+    page = explorer.page((1,), None)
+    assert re.search(r'<p class="explain" id="problem">The model raised an evaluation error computing '
+                     r'the successors: node 1 cannot be evaluated</p>', page)
+    assert 'id="choices"' not in page
