@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import LRS, ROOT
+from explore_helpers import LRS, ROOT
 from explore_cdp import CHROMIUM, Browser
 
 from checker.front.explore import from_run

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import pytest
 from click.testing import CliRunner
-from conftest import LRS, ROOT, served
+from explore_helpers import LRS, ROOT, served
 
 from checker.front import scenario as scenario_mod
 from checker.front.cli import cli
