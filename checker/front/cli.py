@@ -22,7 +22,7 @@ from checker.front.expect import compare
 from checker.front.options import (DEFAULT_MEMORY, MIN_FREE_DISK, DepthType, KmcGroup, OutPath,
                                    SizeType, default_max_memory, progress_printer)
 from checker.front.spark_cli import add_spark_options
-from checker.front.spec import UNSET, load_spec, parse_sets
+from checker.front.spec import UNSET, bounded_liveness_line, load_spec, parse_sets, unbounded_line
 from checker.output.console import report_text
 from checker.output.results import ensure_writable, summary, write_run, write_run_into
 from checker.output.views import view_for
@@ -141,16 +141,16 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     if spec_path is None:
         raise SpecError("missing argument SPEC (a spec file; `kmc check --resume RUN_DIR` goes "
                         "without it)")
-    run_options = {"spec": str(spec_path.resolve()), "depth": "spec" if depth is UNSET else depth,
+    run_options = {"spec": str(spec_path.resolve()), "spec_digest": _digest(spec_path),
+                   "depth": "spec" if depth is UNSET else depth,
                    "sets": list(sets), "continue": keep_going, "deadlock": deadlock,
                    "invariants": list(invariants), "engine": engine, "workers": workers,
                    "master": master, "partitions": partitions}
     max_memory = default_max_memory() if max_memory is DEFAULT_MEMORY else max_memory
     with registry.build_limit(max_memory):   # the model's build is held to --max-memory too
         spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
-                         properties=list(temporal))
-    if fairness:
-        spec.fairness = _fairness_option(fairness)
+                         properties=list(temporal),
+                         fairness=_fairness_option(fairness) if fairness else None)
     liveness = liveness_config.validate(spec, str(spec_path))
     if workers is not None and engine != "auto":
         raise SpecError("--workers is the auto engine's (the default --engine auto; "
@@ -176,6 +176,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         raise SpecError("--resume is for the levels of a safety check: temporal properties run "
                         "from the start")
     model, properties = spec.build()
+    for line in (unbounded_line(spec, model),
+                 bounded_liveness_line(model, liveness.properties if liveness is not None else ())):
+        if line is not None:
+            click.echo(f"kmc: warning: {line}", err=True)
     options = CheckOptions(
         max_depth=spec.depth,
         check_deadlock=spec.check_deadlock if deadlock is None else deadlock,
@@ -308,6 +312,8 @@ def _resumed_options(resume: Path, spec_path, depth, sets, keep_going, deadlock,
     if recorded is None:
         if not given("engine") and (Path(resume) / "run.json").is_file():
             engine = "spark"
+        elif spec_path is None:   # nothing to go on from: say why, not that SPEC is missing
+            raise SpecError(_not_resumable(Path(resume)))
         return (spec_path, depth, sets, keep_going, deadlock, invariants, engine, workers, master,
                 partitions)
     if spec_path is None and isinstance(recorded.get("spec"), str):
@@ -326,6 +332,31 @@ def _resumed_options(resume: Path, spec_path, depth, sets, keep_going, deadlock,
     return (spec_path, depth, values["sets"], values["keep_going"], values["deadlock"],
             values["invariants"], values["engine"], values["workers"], values["master"],
             values["partitions"])
+
+
+def _digest(path: Path) -> str | None:
+    """The spec file's digest, which a resume compares with its run's (None: unreadable;
+    load_spec says why)."""
+    import hashlib
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:32] if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _not_resumable(run_dir: Path) -> str:
+    """Why `run_dir` holds no run that --resume can go on with."""
+    if (run_dir / "summary.json").is_file():
+        return f"{run_dir} is a finished run (it has its summary.json): nothing to resume"
+    manifest = run_dir / "levels" / MANIFEST
+    if manifest.is_file():
+        return (f"{manifest} is damaged (not a checkpoint manifest naming the run's options); "
+                f"the run cannot be resumed from it")
+    if not any(run_dir.iterdir()):
+        return f"{run_dir} is an empty folder, not a run folder of kmc check: nothing to resume"
+    return (f"{run_dir} is not a run folder with levels to resume from (no levels/{MANIFEST}; "
+            f"a run keeps its levels from the first level of {CHECKPOINT_FROM:,} states, or from "
+            f"level 0 with --checkpoint)")
 
 
 def _fairness_option(values) -> list | str:
@@ -392,9 +423,7 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
         if (run_dir / "run.json").is_file():
             raise SpecError(f"{run_dir} is a spark run: resume it with --engine spark")
         if not (run_dir / "levels" / MANIFEST).is_file():
-            raise SpecError(f"{run_dir} has no finished level to resume from (no levels/{MANIFEST}: "
-                            f"not a run made with --checkpoint, or it stopped before level 0 was "
-                            f"written)")
+            raise SpecError(_not_resumable(run_dir))
     else:
         run_dir = out_dir / spec.name / new_run_id()
         made_spec_dir = not run_dir.parent.exists()

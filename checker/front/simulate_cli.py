@@ -42,7 +42,7 @@ from typing import Any
 import click
 
 from checker.front.expect import unreached_witnesses, witness_problems
-from checker.front.options import OutPath
+from checker.front.options import DEFAULT_MEMORY, OutPath, SizeType, default_max_memory
 from checker.output.render import steps, trace_json, trace_text
 from checker.output.results import ensure_writable, write_run_into
 from checker.output.views import view_for
@@ -359,13 +359,20 @@ def report_text(spec, cfg: SimConfig, out: Outcome, run_dir: Path | None, view, 
     ends = [f"{t.lengths.get(cfg.depth, 0):,} at the depth bound", f"{t.deadlocks:,} without successors"]
     if t.stuck:
         ends.append(f"{t.stuck:,} with only weight-0 actions enabled")
+    if t.cut:
+        ends.append(f"{t.cut:,} cut short by --time")
     mean = t.steps / t.walks if t.walks else 0
     lines.append(f"Walks: {mean:.1f} steps on average, the longest {steps(max(t.lengths, default=0))}; "
                  f"ended: {', '.join(ends)}.")
     per_depth = list(t.per_depth_distinct)
     while len(per_depth) > 1 and per_depth[-1] == 0:
         per_depth.pop()
-    lines.append(f"Distinct states per depth (new, in walk order): {per_depth}")
+    if len(per_depth) > 40:   # a long walk: the first and the last depths, not a line of megabytes
+        shown = (", ".join(map(str, per_depth[:30])) + f", ... ({len(per_depth) - 40:,} depths) ..., "
+                 + ", ".join(map(str, per_depth[-10:])))
+        lines.append(f"Distinct states per depth (new, in walk order; {len(per_depth):,} depths): [{shown}]")
+    else:
+        lines.append(f"Distinct states per depth (new, in walk order): {per_depth}")
     width = max((len(n) for n in r.per_action_generated), default=0)
     lines.append("Coverage (action: enabled / taken / new distinct):")
     for name, gen in r.per_action_generated.items():
@@ -449,6 +456,10 @@ class DurationType(click.ParamType):
 @click.option("--master", default=None, metavar="URL",
               help="Spark master for --engine spark: local[*] (embedded, the default), local[N] or "
                    "spark://HOST:PORT.")
+@click.option("--max-memory", "max_memory", type=SizeType(), default=DEFAULT_MEMORY, metavar="SIZE|none",
+              help="Stop (exit 2) when a walking process's resident memory passes SIZE (8G, 500M), "
+                   "read between walks and every 4,096 steps of a walk; default: 85% of the "
+                   "machine's memory, shared among the walking processes; 'none': no limit.")
 @click.option("--no-shrink", "no_shrink", is_flag=True, help="Write the violating walk as walked.")
 @click.option("--shrink-time", type=DurationType(), default=None, metavar="SECONDS",
               help="Stop shrinking after this long (the trace is then not certified 1-minimal).")
@@ -457,7 +468,8 @@ class DurationType(click.ParamType):
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invariants, deadlock, temporal,
-                 engine, master, no_shrink, shrink_time, out_dir: Path, as_json: bool, quiet: bool) -> int:
+                 engine, master, max_memory, no_shrink, shrink_time, out_dir: Path, as_json: bool,
+                 quiet: bool) -> int:
     """Walk SPEC at random from its initial states, check every state, shrink a violation to 1-minimal."""
     from checker.output.results import write_run
     from checker.search.files import new_run_id
@@ -493,7 +505,12 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     if engine == "spark":  # its folder first: spark.log goes there
         spark_dir = out_dir / spec.name / run_id
         spark_dir.mkdir(parents=True, exist_ok=True)
-    limits = Limits(walks=walks, deadline=time.time() + time_s if time_s else None)
+    if max_memory is DEFAULT_MEMORY:   # the machine's share, over the walking processes
+        from checker.search.parallel import cores
+        total = default_max_memory()
+        max_memory = total // (cores() if engine == "auto" else 1) if total else None
+    limits = Limits(walks=walks, deadline=time.time() + time_s if time_s else None,
+                    max_memory=max_memory)
     late = None
     try:
         outcome = simulate(spec, cfg, limits, engine=engine, master=master, log_dir=spark_dir,
@@ -510,7 +527,10 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
         outcome, late = e.result, e
     obj = summary_object(spec, cfg, outcome, run_id, walks, time_s, check_deadlock)
     # (an option equal to the spec's own is no change: a trace's reproduce line names them all)
+    from checker.front.spec import read_toml
+    own_props = read_toml(spec_path, "spec").get("properties") or ()
     changed = [o for o, v, own in (("--set", sets, ()), ("--invariant", invariants, ()),
+                                   ("--property", temporal if set(temporal) != set(own_props) else (), ()),
                                    ("--depth", depth_given, st.depth or DEFAULT_DEPTH),
                                    ("--seed", seed_given, st.seed),
                                    ("--swarm/--no-swarm", swarm, bool(st.swarm)),

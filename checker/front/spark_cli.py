@@ -36,8 +36,10 @@ def add_spark_options(command):
                           "(default: one per core Spark has, at least 2)."),
         click.option("--resume", "resume", default=None, metavar="RUN_DIR",
                      type=click.Path(file_okay=False, exists=True, path_type=Path),
-                     help="Go on with an interrupted run from its results folder: a spark run, or a "
-                          "local one made with --checkpoint."),
+                     help="Go on with an interrupted run from its results folder (the spec and the "
+                          "options are the run's own): a spark run, or a local or auto one that "
+                          "kept a finished level (from the first level of 50,000 states; with "
+                          "--checkpoint from level 0)."),
     ]
     for opt in reversed(options):
         command = opt(command)

@@ -381,11 +381,12 @@ def _expect(path: Path, data: dict) -> dict:
 
 
 def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET,
-              invariants: list[str] | None = None, properties: list[str] | None = None) -> Spec:
+              invariants: list[str] | None = None, properties: list[str] | None = None,
+              fairness: Any = None) -> Spec:
     """Read and validate a spec. overrides: constants set on the command line
     (--set); depth: None = no bound, an int = that bound, UNSET = the spec's;
     invariants, properties: names picked on the command line (-i, --property),
-    instead of the spec's."""
+    instead of the spec's; fairness: --fairness, instead of the spec's."""
     path = Path(path)
     data = read_toml(path, "spec")
     _check_top_level(path, data)
@@ -395,6 +396,8 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         data = {**data, "invariants": list(invariants)}
     if properties:
         data = {**data, "properties": list(properties)}
+    if fairness is not None:
+        data = {**data, "fairness": fairness}
     invariants = data.get("invariants")
     if invariants is not None:
         _type_check(f"{path}: invariants", invariants, list, "a list of property names")
@@ -451,8 +454,40 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     liveness_config.validate(spec, str(path))
     if spec.properties and set(spec.engines) - {"local", "auto"}:
         raise SpecError(f"{path}: engines: liveness (temporal properties) runs on the local engine only")
-    _say_deprecations(spec.deprecations)
+    _say_deprecations(spec.deprecations + inert_set(spec, model, {**constants, **overrides}))
     return spec
+
+
+def inert_set(spec: Spec, model, given: dict) -> list[str]:
+    """One line per constant the spec (or --set) gives that has no effect
+    under the others (the model's inert_constants)."""
+    inert = getattr(model, "inert_constants", None)
+    found = inert() if inert is not None else {}
+    return [f"{spec.path}: {name} has no effect: {why}" for name, why in found.items() if name in given]
+
+
+def unbounded_line(spec: Spec, model) -> str | None:
+    """A warning when a search without a depth bound meets an infinite state
+    space (the model's unbounded())."""
+    why = getattr(model, "unbounded", None)
+    why = why() if why is not None and spec.depth is None else None
+    if why is None:
+        return None
+    return (f"{spec.path}: the state space is infinite ({why}) and the check has no depth bound: "
+            f"it does not end; set `depth` (or --depth N), bound the model's constants, or walk it "
+            f"with kmc simulate")
+
+
+def bounded_liveness_line(model, properties) -> str | None:
+    """A warning when temporal properties are checked under a bound that
+    stops actions fairness would force (the model's progress_bounds())."""
+    bounds = getattr(model, "progress_bounds", None)
+    found = bounds() if bounds is not None and properties else {}
+    if not found:
+        return None
+    return ("temporal properties checked under " + "; ".join(found.values())
+            + ": a behaviour that reaches the bound stops there, so a violation may be the "
+              "bound's, not the protocol's (its lasso names the bound)")
 
 
 _said: set = set()
