@@ -453,6 +453,8 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
             if not isinstance(e, (SpecError, MemoryLimitError, DiskLimitError)):
                 click.echo(f"kmc: every finished level is kept; go on with: kmc check --resume "
                            f"{run_dir}", err=True)
+            if isinstance(e, (KeyboardInterrupt, MemoryLimitError, DiskLimitError)):
+                e.run_dir = run_dir   # a stop that resumes: --json names the folder
         elif resume is None:  # nothing kept: nothing left behind
             if isinstance(e, KeyboardInterrupt):
                 click.echo("kmc: no level was kept to resume from (a run keeps its levels from "

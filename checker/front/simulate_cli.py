@@ -185,7 +185,7 @@ def _lasso(spec, cfg: SimConfig, out: Outcome, v: dict, shrink: bool, shrink_tim
     """The walk's lasso as a LassoViolation, its prefix shrunk to 1-minimal
     (a shorter path to the cycle's first state with the lasso still a fair
     violation of the instance); the cycle is kept as walked."""
-    from checker.search.liveness.lasso import LassoViolation
+    from checker.search.liveness.lasso import LassoViolation, bound_stops
     from checker.search.liveness.walks import lasso_holds
     from checker.search.simulate import walker
     w = walker(cfg)
@@ -209,9 +209,11 @@ def _lasso(spec, cfg: SimConfig, out: Outcome, v: dict, shrink: bool, shrink_tim
         state = trace[loop][1]
         unfair = list(dict.fromkeys(str(a) for a, s in w.model.successors(state)
                                     if a.name not in w.live.kinds and s != state))
+    bounds, bounded = bound_stops(w.model, trace, loop, {a for _, a in cfg.fairness})
     return LassoViolation(name, len(trace) - 1, trace, loop=loop, instance=label,
                           headline=prop.headline(inst.param, trace[loop][1]), form=prop.form,
-                          fairness=[f"{k}:{a}" for k, a in cfg.fairness], enabled_unfair=unfair)
+                          fairness=[f"{k}:{a}" for k, a in cfg.fairness], enabled_unfair=unfair,
+                          bounds=bounds, bounded=bounded)
 
 
 def liveness_section(spec, cfg: SimConfig, totals: Totals, violation) -> dict | None:
@@ -492,6 +494,10 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     check_deadlock = spec.check_deadlock if deadlock is None else deadlock
     cfg = sim_config(spec, model, properties, depth, seed, st.weights,
                      st.swarm if swarm is None else swarm, check_deadlock)
+    from checker.front.spec import bounded_liveness_line
+    bounded = bounded_liveness_line(model, cfg.temporal)
+    if bounded is not None:
+        click.echo(f"kmc: warning: {bounded}", err=True)
     ensure_writable(out_dir)  # fail before a long run, not after it
     stop = " or ".join(x for x in ((f"{walks:,} walks" if walks else ""),
                                    (f"{time_s:g}s" if time_s else "")) if x)

@@ -64,8 +64,9 @@ def run_spark(spec, options: CheckOptions, out_dir: Path, master: str | None = N
                          run_dir=None if resume else run_dir, resume=resume)
     try:
         return search.run(), run_dir.name, run_dir, None
-    except KeyboardInterrupt:   # (^C, SIGTERM): say how to go on, when a level was kept
-        _resume_hint(run_dir)
+    except KeyboardInterrupt as e:   # (^C, SIGTERM): say how to go on, when a level was kept
+        if _resume_hint(run_dir):
+            e.run_dir = run_dir   # (--json names it)
         raise
     except (SparkUnavailableError, ExecutorSetupError) as e:
         if getattr(e, "result", None) is None:
@@ -73,7 +74,7 @@ def run_spark(spec, options: CheckOptions, out_dir: Path, master: str | None = N
         return e.result, run_dir.name, run_dir, e
 
 
-def _resume_hint(run_dir: Path) -> None:
+def _resume_hint(run_dir: Path) -> bool:
     from checker.search.spark import levels
     try:
         kept = bool(levels.committed_levels(run_dir)) and not (run_dir / "summary.json").exists()
@@ -82,3 +83,4 @@ def _resume_hint(run_dir: Path) -> None:
     click.echo(f"kmc: every finished level is kept; go on with: kmc check --resume {run_dir}"
                if kept else "kmc: no level was kept to resume from: run it again to start over",
                err=True)
+    return kept

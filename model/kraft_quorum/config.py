@@ -97,6 +97,9 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if variant not in VARIANTS:
         raise ModelConfigError(f"kraft_quorum: unknown variant {variant!r} "
                                f"(known: {', '.join(VARIANTS)})")
+    if constants.get("Value", None) == []:
+        raise ModelConfigError(f"{where}: Value must be a non-empty list of non-empty strings, got [] "
+                               f"(MaxValuesPerEpoch = 0 switches client writes off)")
     cfg = resolve_constants(where, CONSTANTS, constants, _STR_CHOICES)
     init, lo, hi = cfg["InitClusterSize"], cfg["MinClusterSize"], cfg["MaxClusterSize"]
     hosts, spawned = cfg["Hosts"], cfg["MaxSpawnedServers"]

@@ -155,8 +155,6 @@ class QuorumModel:
         """The actions whose limit constant is 0: off on purpose (model/base.py)."""
         cfg = self.constants
         off = {a: f"{c} = 0" for a, c in self._LIMITED.items() if cfg.get(c, 1) == 0}
-        if not self.values:
-            off["HandleClientRequest"] = "Value = []"
         if cfg["MaxSpawnedServers"] <= self.init_size:
             off["StartNewServer"] = "MaxSpawnedServers = InitClusterSize"
         return off
@@ -179,8 +177,8 @@ class QuorumModel:
         """The constants that stop actions fairness would force (model/base.py)."""
         if self.test_liveness:
             return {}
-        return {"MaxEpoch": f"MaxEpoch = {self.max_epoch} (TestLiveness = false): no server "
-                            f"starts or concludes an election at epoch {self.max_epoch}"}
+        return {"MaxEpoch": f"MaxEpoch = {self.max_epoch} (TestLiveness = false: no election "
+                            f"starts or concludes at epoch {self.max_epoch})"}
 
     def without_bounds(self):
         """This model with its progress bounds lifted: no epoch limit."""

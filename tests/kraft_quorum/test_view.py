@@ -48,7 +48,7 @@ LEADER_COMPLETENESS = (
      ("BecomeLeader", 2)])
 # s1 votes for s3, restarts without its vote (restart_forgets_vote), votes for s2
 ELECTION_SAFETY = (
-    "kip853", dict(BASE, MaxEpoch=2, MaxDisruptiveElectionTriggers=2, Value=[],
+    "kip853", dict(BASE, MaxEpoch=2, MaxDisruptiveElectionTriggers=2, MaxValuesPerEpoch=0,
                    Mutants=["restart_forgets_vote"]),
     [("VoterFetchTimeout", 2), ("VoterFetchTimeout", 3), ("HandleVoteRequest", 1, 3),
      ("RestartWithState", 1), ("HandleVoteRequest", 1, 2), ("HandleVoteResponse", 2, 1),
