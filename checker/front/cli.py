@@ -484,6 +484,14 @@ def _mutants_of(model) -> dict:
     return dict(getattr(module, "MUTANTS", {}))
 
 
+def _infinite(model) -> str | None:
+    """The model's word on an infinite state space under its defaults (unbounded())."""
+    why = getattr(model, "unbounded", None)
+    why = why() if why is not None else None
+    return (f"infinite with these defaults ({why}): a check needs a depth bound, other constants, "
+            f"or kmc simulate") if why else None
+
+
 def _model_listing(name: str, defn) -> dict:
     """One model as plain data: variants, each with its constants, properties and
     fingerprint projections."""
@@ -503,6 +511,8 @@ def _model_listing(name: str, defn) -> dict:
                                     for t in temporal_properties_for(model)]
             entry["reference_fairness"] = reference_fairness_for(model)
             entry["projections"] = {v: list(vs) for v, vs in projections_of(model).items()}
+            if _infinite(model):
+                entry["state_space"] = _infinite(model)
             if any(c.name == "Mutants" for c in constants):
                 entry["mutants"] = [{"name": m, "site": site, "doc": doc}
                                     for m, (site, doc) in _mutants_of(model).items()]
@@ -570,6 +580,9 @@ def list_cmd(model_name: str | None, as_json: bool, as_markdown: bool) -> int:
                 click.echo(f"    reference fairness: {', '.join(fairness)}")
             for projection, variables in projections_of(model).items():
                 click.echo(f"    projection {projection}: {', '.join(variables)}")
+            infinite = _infinite(model)
+            if infinite:
+                click.echo(f"    state space: {infinite}")
             if any(c.name == "Mutants" for c in constants):
                 mutants = mutants or _mutants_of(model)
         if mutants:   # seeded bugs, once per model: Mutants = ["name", ...] (specs/mutants/)

@@ -21,7 +21,8 @@ _STR_CHOICES = {"VoterFlush": VOTER_FLUSH, "VoterIdentity": VOTER_IDENTITY}
 
 REFERENCE_CONSTANTS = (
     Constant("MaxEpoch", int, 3,
-             "TestLiveness FALSE: a server starts an election only below this epoch"),
+             "TestLiveness FALSE: a server starts an election only below this epoch (no effect "
+             "with TestLiveness TRUE)"),
     Constant("MaxRestarts", int, 1, "restarts that keep the disk (RestartWithState)"),
     Constant("MaxPermCrashes", int, 1,
              "crashes that lose the disk for good (CrashLoseState; the host may come back as a "
@@ -44,7 +45,9 @@ REFERENCE_CONSTANTS = (
              "hosts; initial server i runs on the i-th, a new server on any"),
     Constant("TestLiveness", bool, True,
              "the reference's liveness mode: no epoch limit, pre-vote counter, and the extra "
-             "conditions of kraft_kip_996_liveness.tla that keep a cluster able to progress"),
+             "conditions of kraft_kip_996_liveness.tla that keep a cluster able to progress. TRUE "
+             "makes the state space infinite (a check needs a depth bound); FALSE bounds it by "
+             "MaxEpoch (specs/quorum/first-check.toml)"),
 )
 
 # Beyond the reference: each default is the reference's behaviour.
