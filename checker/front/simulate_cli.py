@@ -64,14 +64,14 @@ def is_simulate_spec(path: Path) -> bool:
 
 
 def load(path: Path, sets: dict | None = None, invariants: list | None = None,
-         properties: list | None = None):
+         properties: list | None = None, fairness=None):
     """(spec, settings) of a spec to simulate; SpecError for what cannot be.
     Temporal properties (the spec's, or `properties` from --property) are
     checked as `kmc check` checks them (checker/front/temporal_spec.py), the
     spec's BFS depth bound aside: walks have their own."""
     from checker.front.spec import load_spec
     spec = load_spec(path, sets, depth=None, invariants=list(invariants or []),
-                     properties=list(properties or []) or None)
+                     properties=list(properties or []) or None, fairness=fairness)
     return spec, spec.simulate
 
 
@@ -451,7 +451,10 @@ class DurationType(click.ParamType):
               help="A state without successors is a violation (default: the spec's check_deadlock).")
 @click.option("--property", "temporal", multiple=True, metavar="NAME",
               help="Check this temporal property on the walks' lassos (repeatable; replaces the spec's "
-                   "`properties`), under the spec's fairness.")
+                   "`properties`), under the spec's fairness (or --fairness).")
+@click.option("--fairness", "fairness", multiple=True, metavar="WF:ACTION|SF:ACTION|reference|none",
+              help="The fairness of the temporal properties (repeatable, or comma-separated; "
+                   "replaces the spec's `fairness`), as kmc check's.")
 @click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
               help="auto: the walks spread over every core; local: in this process alone; spark: over "
                    "Spark executors. The same seed and --walks give the same answer on each.")
@@ -470,7 +473,7 @@ class DurationType(click.ParamType):
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invariants, deadlock, temporal,
-                 engine, master, max_memory, no_shrink, shrink_time, out_dir: Path, as_json: bool,
+                 fairness, engine, master, max_memory, no_shrink, shrink_time, out_dir: Path, as_json: bool,
                  quiet: bool) -> int:
     """Walk SPEC at random from its initial states, check every state, shrink a violation to 1-minimal."""
     from checker.output.results import write_run
@@ -481,7 +484,9 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
         raise SpecError("--master needs --engine spark")
     if no_shrink and shrink_time is not None:
         raise SpecError("--shrink-time has no effect with --no-shrink")
-    spec, st = load(spec_path, parse_sets(sets), list(invariants), list(temporal))
+    from checker.front.cli import _fairness_option
+    spec, st = load(spec_path, parse_sets(sets), list(invariants), list(temporal),
+                    _fairness_option(fairness) if fairness else None)
     model, properties = spec.build()
     if walks is None and time_s is None:
         walks, time_s = st.walks, st.time
@@ -537,6 +542,7 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     own_props = read_toml(spec_path, "spec").get("properties") or ()
     changed = [o for o, v, own in (("--set", sets, ()), ("--invariant", invariants, ()),
                                    ("--property", temporal if set(temporal) != set(own_props) else (), ()),
+                                   ("--fairness", fairness, ()),
                                    ("--depth", depth_given, st.depth or DEFAULT_DEPTH),
                                    ("--seed", seed_given, st.seed),
                                    ("--swarm/--no-swarm", swarm, bool(st.swarm)),
