@@ -479,7 +479,8 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     from checker.output.results import write_run
     from checker.search.files import new_run_id
     from checker.front.spec import parse_sets
-    started = time.perf_counter()
+    from checker.front import cli
+    started = cli.PROCESS_STARTED if cli.PROCESS_STARTED is not None else time.perf_counter()
     if engine != "spark" and master:
         raise SpecError("--master needs --engine spark")
     if no_shrink and shrink_time is not None:

@@ -235,3 +235,20 @@ def test_check_help_says_how_a_local_run_resumes():
 
 if os.environ.get("KMC_NO_SIGNALS"):   # (a sandbox without signals to children)
     del test_json_on_sigterm_names_the_run_folder_to_resume
+
+
+def test_finished_in_counts_from_the_process_start(tmp_path, monkeypatch):
+    """The `kmc` program's "Finished in" (total_time_s) counts from the
+    process's start (main() reads it from /proc), the interpreter's start and
+    the imports included."""
+    from checker.front import cli as cli_module
+    from checker.search import proc
+    age = proc.age()
+    assert age is not None and 0 < age < 1e6
+    time.sleep(0.05)
+    assert proc.age() > age
+    monkeypatch.setattr(cli_module, "PROCESS_STARTED", time.perf_counter() - 100)
+    r = kmc("check", DIEHARD, "--out", tmp_path, "-q", "--json")
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert 100 <= summary["total_time_s"] < 200 and summary["wall_time_s"] < 100
+    assert "Finished in 10" in r.stderr or "Finished in 10" in r.stdout
