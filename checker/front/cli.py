@@ -23,6 +23,7 @@ from checker.front.options import (DEFAULT_MEMORY, MIN_FREE_DISK, DepthType, Kmc
                                    SizeType, default_max_memory, progress_printer)
 from checker.front.spark_cli import add_spark_options
 from checker.front.spec import UNSET, bounded_liveness_line, load_spec, parse_sets, unbounded_line
+from checker.front.temporal_spec import fairness_option
 from checker.output.console import report_text
 from checker.output.results import ensure_writable, summary, write_run, write_run_into
 from checker.output.views import view_for
@@ -133,7 +134,9 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     """
     import time
     from checker.front import temporal_spec as liveness_config
-    started = PROCESS_STARTED if PROCESS_STARTED is not None else time.perf_counter()
+    from checker.front import options as front_options
+    started = (front_options.PROCESS_STARTED if front_options.PROCESS_STARTED is not None
+               else time.perf_counter())
     if resume is not None:   # the run's own spec and options, unless given here
         (spec_path, depth, sets, keep_going, deadlock, invariants, engine, workers, master,
          partitions) = _resumed_options(resume, spec_path, depth, sets, keep_going, deadlock,
@@ -150,7 +153,7 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     with registry.build_limit(max_memory):   # the model's build is held to --max-memory too
         spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
                          properties=list(temporal),
-                         fairness=_fairness_option(fairness) if fairness else None)
+                         fairness=fairness_option(fairness) if fairness else None)
     liveness = liveness_config.validate(spec, str(spec_path))
     if workers is not None and engine != "auto":
         raise SpecError("--workers is the auto engine's (the default --engine auto; "
@@ -357,17 +360,6 @@ def _not_resumable(run_dir: Path) -> str:
     return (f"{run_dir} is not a run folder with levels to resume from (no levels/{MANIFEST}; "
             f"a run keeps its levels from the first level of {CHECKPOINT_FROM:,} states, or from "
             f"level 0 with --checkpoint)")
-
-
-def _fairness_option(values) -> list | str:
-    """--fairness as the spec's `fairness` key: "reference", [] (none), or
-    ["WF:Action", ...] (repeated or comma-separated)."""
-    items = [x.strip() for v in values for x in v.split(",") if x.strip()]
-    if items in (["reference"], ["none"]):
-        return "reference" if items == ["reference"] else []
-    if "reference" in items or "none" in items:
-        raise SpecError("--fairness: 'reference' and 'none' stand alone, not among WF:/SF: actions")
-    return items
 
 
 def _changes(spec_path: Path, spec, sets, depth, invariants, temporal, fairness, keep_going,
@@ -599,17 +591,12 @@ for _command in (regress.regress, graph_cli.graph, trace_cli.trace, scenario.sce
     cli.add_command(_command)
 
 
-# when the process started (time.perf_counter()'s clock), set by the `kmc` program
-# itself: "Finished in" then counts the interpreter's start and the imports too
-PROCESS_STARTED: float | None = None
-
-
 def main() -> None:
-    global PROCESS_STARTED
     import time
+    from checker.front import options
     from checker.search import proc, stop
     age = proc.age()
-    PROCESS_STARTED = time.perf_counter() - age if age is not None else None
+    options.PROCESS_STARTED = time.perf_counter() - age if age is not None else None
     stop.install()   # SIGTERM stops a run as ^C does (exit 143); both noted as well as raised
     cli.main(prog_name="kmc")
 

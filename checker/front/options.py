@@ -14,6 +14,10 @@ from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, KmcError, Terminated
 from checker.search.files import disk_full
 from model.base import ModelConfigError
 
+# when the `kmc` program's process started (time.perf_counter()'s clock; None
+# when kmc runs inside another program): "Finished in" counts from it
+PROCESS_STARTED: float | None = None
+
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports it
 

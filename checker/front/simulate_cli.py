@@ -479,15 +479,16 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     from checker.output.results import write_run
     from checker.search.files import new_run_id
     from checker.front.spec import parse_sets
-    from checker.front import cli
-    started = cli.PROCESS_STARTED if cli.PROCESS_STARTED is not None else time.perf_counter()
+    from checker.front import options as front_options
+    started = (front_options.PROCESS_STARTED if front_options.PROCESS_STARTED is not None
+               else time.perf_counter())
     if engine != "spark" and master:
         raise SpecError("--master needs --engine spark")
     if no_shrink and shrink_time is not None:
         raise SpecError("--shrink-time has no effect with --no-shrink")
-    from checker.front.cli import _fairness_option
+    from checker.front.temporal_spec import fairness_option
     spec, st = load(spec_path, parse_sets(sets), list(invariants), list(temporal),
-                    _fairness_option(fairness) if fairness else None)
+                    fairness_option(fairness) if fairness else None)
     model, properties = spec.build()
     if walks is None and time_s is None:
         walks, time_s = st.walks, st.time

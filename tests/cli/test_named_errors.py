@@ -241,7 +241,7 @@ def test_finished_in_counts_from_the_process_start(tmp_path, monkeypatch):
     """The `kmc` program's "Finished in" (total_time_s) counts from the
     process's start (main() reads it from /proc), the interpreter's start and
     the imports included."""
-    from checker.front import cli as cli_module
+    from checker.front import options as cli_module
     from checker.search import proc
     age = proc.age()
     assert age is not None and 0 < age < 1e6
