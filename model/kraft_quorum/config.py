@@ -31,7 +31,8 @@ REFERENCE_CONSTANTS = (
     Constant("MaxAddReconfigs", int, 2, "AddVoter commands a leader may accept"),
     Constant("MaxRemoveReconfigs", int, 2, "RemoveVoter commands a leader may accept"),
     Constant("MaxConnectivityChanges", int, 2,
-             "network changes: each makes any set of server pairs the connected ones"),
+             "network changes: each makes any set of server pairs the connected ones (2^(n(n-1)/2) "
+             "successors for n = MaxSpawnedServers: 1,024 with 5, 8 with 3)"),
     Constant("MaxDisruptiveElectionTriggers", int, 2,
              "election timeouts and leader resignations without a cause (a fetch or election "
              "timeout with a reason is never limited)"),
