@@ -463,8 +463,9 @@ class DurationType(click.ParamType):
                    "spark://HOST:PORT.")
 @click.option("--max-memory", "max_memory", type=SizeType(), default=DEFAULT_MEMORY, metavar="SIZE|none",
               help="Stop (exit 2) when a walking process's resident memory passes SIZE (8G, 500M), "
-                   "read between walks and every 4,096 steps of a walk; default: 85% of the "
-                   "machine's memory, shared among the walking processes; 'none': no limit.")
+                   "read between walks and every 4,096 steps of a walk (the local and auto "
+                   "engines); default: 85% of the machine's memory, shared among the walking "
+                   "processes; 'none': no limit.")
 @click.option("--no-shrink", "no_shrink", is_flag=True, help="Write the violating walk as walked.")
 @click.option("--shrink-time", type=DurationType(), default=None, metavar="SECONDS",
               help="Stop shrinking after this long (the trace is then not certified 1-minimal).")
