@@ -88,6 +88,14 @@ class Model(Protocol):
     # Optional: switched_off() -> {action name: why}, the actions the
     # constants switch off on purpose (a fault limit of 0), so that a run's
     # report tells them from actions the model never reached.
+    # Optional: inert_constants() -> {constant: why}, the constants that have
+    # no effect under the others (a spec that sets one is told so);
+    # unbounded() -> why the state space is infinite, or None (a check
+    # without a depth bound is told so); progress_bounds() -> {constant:
+    # what it stops}, the bounds that disable actions fairness would force
+    # (a temporal property checked under one is warned of, and a lasso
+    # that stops at one names it), with without_bounds() -> the model with
+    # them lifted.
     # Optional: plain_converters() -> per variable, the function from_plain
     # applies to its plain value, so that a decoder rebuilds only the
     # variables whose encodings it has not met (checker.search.codec).

@@ -22,7 +22,8 @@ from checker.front.expect import compare
 from checker.front.options import (DEFAULT_MEMORY, MIN_FREE_DISK, DepthType, KmcGroup, OutPath,
                                    SizeType, default_max_memory, progress_printer)
 from checker.front.spark_cli import add_spark_options
-from checker.front.spec import UNSET, load_spec, parse_sets
+from checker.front.spec import UNSET, bounded_liveness_line, load_spec, parse_sets, unbounded_line
+from checker.front.temporal_spec import fairness_option
 from checker.output.console import report_text
 from checker.output.results import ensure_writable, summary, write_run, write_run_into
 from checker.output.views import view_for
@@ -133,7 +134,9 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     """
     import time
     from checker.front import temporal_spec as liveness_config
-    started = time.perf_counter()
+    from checker.front import options as front_options
+    started = (front_options.PROCESS_STARTED if front_options.PROCESS_STARTED is not None
+               else time.perf_counter())
     if resume is not None:   # the run's own spec and options, unless given here
         (spec_path, depth, sets, keep_going, deadlock, invariants, engine, workers, master,
          partitions) = _resumed_options(resume, spec_path, depth, sets, keep_going, deadlock,
@@ -141,16 +144,16 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     if spec_path is None:
         raise SpecError("missing argument SPEC (a spec file; `kmc check --resume RUN_DIR` goes "
                         "without it)")
-    run_options = {"spec": str(spec_path.resolve()), "depth": "spec" if depth is UNSET else depth,
+    run_options = {"spec": str(spec_path.resolve()), "spec_digest": _digest(spec_path),
+                   "depth": "spec" if depth is UNSET else depth,
                    "sets": list(sets), "continue": keep_going, "deadlock": deadlock,
                    "invariants": list(invariants), "engine": engine, "workers": workers,
                    "master": master, "partitions": partitions}
     max_memory = default_max_memory() if max_memory is DEFAULT_MEMORY else max_memory
     with registry.build_limit(max_memory):   # the model's build is held to --max-memory too
         spec = load_spec(spec_path, parse_sets(sets), depth=depth, invariants=list(invariants),
-                         properties=list(temporal))
-    if fairness:
-        spec.fairness = _fairness_option(fairness)
+                         properties=list(temporal),
+                         fairness=fairness_option(fairness) if fairness else None)
     liveness = liveness_config.validate(spec, str(spec_path))
     if workers is not None and engine != "auto":
         raise SpecError("--workers is the auto engine's (the default --engine auto; "
@@ -176,6 +179,10 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
         raise SpecError("--resume is for the levels of a safety check: temporal properties run "
                         "from the start")
     model, properties = spec.build()
+    for line in (unbounded_line(spec, model),
+                 bounded_liveness_line(model, liveness.properties if liveness is not None else ())):
+        if line is not None:
+            click.echo(f"kmc: warning: {line}", err=True)
     options = CheckOptions(
         max_depth=spec.depth,
         check_deadlock=spec.check_deadlock if deadlock is None else deadlock,
@@ -308,6 +315,8 @@ def _resumed_options(resume: Path, spec_path, depth, sets, keep_going, deadlock,
     if recorded is None:
         if not given("engine") and (Path(resume) / "run.json").is_file():
             engine = "spark"
+        elif spec_path is None:   # nothing to go on from: say why, not that SPEC is missing
+            raise SpecError(_not_resumable(Path(resume)))
         return (spec_path, depth, sets, keep_going, deadlock, invariants, engine, workers, master,
                 partitions)
     if spec_path is None and isinstance(recorded.get("spec"), str):
@@ -328,15 +337,29 @@ def _resumed_options(resume: Path, spec_path, depth, sets, keep_going, deadlock,
             values["partitions"])
 
 
-def _fairness_option(values) -> list | str:
-    """--fairness as the spec's `fairness` key: "reference", [] (none), or
-    ["WF:Action", ...] (repeated or comma-separated)."""
-    items = [x.strip() for v in values for x in v.split(",") if x.strip()]
-    if items in (["reference"], ["none"]):
-        return "reference" if items == ["reference"] else []
-    if "reference" in items or "none" in items:
-        raise SpecError("--fairness: 'reference' and 'none' stand alone, not among WF:/SF: actions")
-    return items
+def _digest(path: Path) -> str | None:
+    """The spec file's digest, which a resume compares with its run's (None: unreadable;
+    load_spec says why)."""
+    import hashlib
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:32] if path.is_file() else None
+    except OSError:
+        return None
+
+
+def _not_resumable(run_dir: Path) -> str:
+    """Why `run_dir` holds no run that --resume can go on with."""
+    if (run_dir / "summary.json").is_file():
+        return f"{run_dir} is a finished run (it has its summary.json): nothing to resume"
+    manifest = run_dir / "levels" / MANIFEST
+    if manifest.is_file():
+        return (f"{manifest} is damaged (not a checkpoint manifest naming the run's options); "
+                f"the run cannot be resumed from it")
+    if not any(run_dir.iterdir()):
+        return f"{run_dir} is an empty folder, not a run folder of kmc check: nothing to resume"
+    return (f"{run_dir} is not a run folder with levels to resume from (no levels/{MANIFEST}; "
+            f"a run keeps its levels from the first level of {CHECKPOINT_FROM:,} states, or from "
+            f"level 0 with --checkpoint)")
 
 
 def _changes(spec_path: Path, spec, sets, depth, invariants, temporal, fairness, keep_going,
@@ -392,9 +415,7 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
         if (run_dir / "run.json").is_file():
             raise SpecError(f"{run_dir} is a spark run: resume it with --engine spark")
         if not (run_dir / "levels" / MANIFEST).is_file():
-            raise SpecError(f"{run_dir} has no finished level to resume from (no levels/{MANIFEST}: "
-                            f"not a run made with --checkpoint, or it stopped before level 0 was "
-                            f"written)")
+            raise SpecError(_not_resumable(run_dir))
     else:
         run_dir = out_dir / spec.name / new_run_id()
         made_spec_dir = not run_dir.parent.exists()
@@ -424,6 +445,8 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
             if not isinstance(e, (SpecError, MemoryLimitError, DiskLimitError)):
                 click.echo(f"kmc: every finished level is kept; go on with: kmc check --resume "
                            f"{run_dir}", err=True)
+            if isinstance(e, (KeyboardInterrupt, MemoryLimitError, DiskLimitError)):
+                e.run_dir = run_dir   # a stop that resumes: --json names the folder
         elif resume is None:  # nothing kept: nothing left behind
             if isinstance(e, KeyboardInterrupt):
                 click.echo("kmc: no level was kept to resume from (a run keeps its levels from "
@@ -453,6 +476,14 @@ def _mutants_of(model) -> dict:
     return dict(getattr(module, "MUTANTS", {}))
 
 
+def _infinite(model) -> str | None:
+    """The model's word on an infinite state space under its defaults (unbounded())."""
+    why = getattr(model, "unbounded", None)
+    why = why() if why is not None else None
+    return (f"infinite with these defaults ({why}): a check needs a depth bound, other constants, "
+            f"or kmc simulate") if why else None
+
+
 def _model_listing(name: str, defn) -> dict:
     """One model as plain data: variants, each with its constants, properties and
     fingerprint projections."""
@@ -472,6 +503,8 @@ def _model_listing(name: str, defn) -> dict:
                                     for t in temporal_properties_for(model)]
             entry["reference_fairness"] = reference_fairness_for(model)
             entry["projections"] = {v: list(vs) for v, vs in projections_of(model).items()}
+            if _infinite(model):
+                entry["state_space"] = _infinite(model)
             if any(c.name == "Mutants" for c in constants):
                 entry["mutants"] = [{"name": m, "site": site, "doc": doc}
                                     for m, (site, doc) in _mutants_of(model).items()]
@@ -539,6 +572,9 @@ def list_cmd(model_name: str | None, as_json: bool, as_markdown: bool) -> int:
                 click.echo(f"    reference fairness: {', '.join(fairness)}")
             for projection, variables in projections_of(model).items():
                 click.echo(f"    projection {projection}: {', '.join(variables)}")
+            infinite = _infinite(model)
+            if infinite:
+                click.echo(f"    state space: {infinite}")
             if any(c.name == "Mutants" for c in constants):
                 mutants = mutants or _mutants_of(model)
         if mutants:   # seeded bugs, once per model: Mutants = ["name", ...] (specs/mutants/)
@@ -556,7 +592,11 @@ for _command in (regress.regress, graph_cli.graph, trace_cli.trace, scenario.sce
 
 
 def main() -> None:
-    from checker.search import stop
+    import time
+    from checker.front import options
+    from checker.search import proc, stop
+    age = proc.age()
+    options.PROCESS_STARTED = time.perf_counter() - age if age is not None else None
     stop.install()   # SIGTERM stops a run as ^C does (exit 143); both noted as well as raised
     cli.main(prog_name="kmc")
 

@@ -50,6 +50,8 @@ def _variant(model: str, v: dict) -> list[str]:
                 + ", ".join(f"`{f}`" for f in v["reference_fairness"]) + ".", ""]
     for name, variables in (v.get("projections") or {}).items():
         out += [f"Fingerprint projection `{name}`: " + ", ".join(variables) + ".", ""]
+    if v.get("state_space"):
+        out += [f"State space: {_cell(v['state_space'])}.", ""]
     return out
 
 

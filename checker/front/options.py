@@ -14,6 +14,10 @@ from checker.search.errors import EXIT_BAD_INPUT, EXIT_OK, KmcError, Terminated
 from checker.search.files import disk_full
 from model.base import ModelConfigError
 
+# when the `kmc` program's process started (time.perf_counter()'s clock; None
+# when kmc runs inside another program): "Finished in" counts from it
+PROCESS_STARTED: float | None = None
+
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports it
 
@@ -30,9 +34,29 @@ def _json_failure(failure: dict, code: int) -> None:
     import json
     try:
         click.echo(json.dumps({"outcome": failure.get("outcome", "error"), "exit_code": code,
-                               **({"error": failure["error"]} if "error" in failure else {})}))
+                               **({"error": failure["error"]} if "error" in failure else {}),
+                               **({"results_dir": failure["results_dir"],
+                                   "resume": f"kmc check --resume {failure['results_dir']}"}
+                                  if "results_dir" in failure else {})}))
     except OSError:   # (stdout gone: the line on stderr was said)
         pass
+
+
+def _kept_run(e: BaseException, failure: dict) -> None:
+    """A stopped run whose folder kept its levels: --json names the folder to resume."""
+    for x in (e, e.__cause__):
+        run_dir = getattr(x, "run_dir", None)
+        if run_dir is not None:
+            failure["results_dir"] = str(run_dir)
+            return
+
+
+def _contradicting_flags(argv: list) -> None:
+    """--x and --no-x on one command line: refused, not the last one silently winning."""
+    args = argv[:argv.index("--")] if "--" in argv else argv
+    for arg in args:
+        if arg.startswith("--no-") and "--" + arg[5:] in args:
+            raise click.UsageError(f"--{arg[5:]} and {arg} contradict each other: give one of them")
 
 
 class KmcGroup(click.Group):
@@ -51,6 +75,7 @@ class KmcGroup(click.Group):
         argv = list(args) if args is not None else sys.argv[1:]
         failure: dict = {}   # (with --json: the error as a JSON object on stdout too)
         try:
+            _contradicting_flags(argv)
             rv = super().main(args=args, prog_name=prog_name or "kmc", complete_var=complete_var,
                               standalone_mode=False, **extra)
         except click.exceptions.Exit as e:  # --help, --version
@@ -60,6 +85,7 @@ class KmcGroup(click.Group):
             rv = EXIT_BAD_INPUT
         except KmcError as e:
             failure["error"] = _err(e.one_line())
+            _kept_run(e, failure)
             rv = e.exit_code
             if getattr(e, "after_summary", False):   # the run's JSON summary is printed already
                 failure.clear()
@@ -80,6 +106,7 @@ class KmcGroup(click.Group):
             click.echo("kmc: terminated (SIGTERM)" if terminated else "kmc: interrupted", err=True)
             rv = EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
             failure["outcome"] = "terminated" if terminated else "interrupted"
+            _kept_run(e, failure)
         rv = rv if isinstance(rv, int) else EXIT_OK
         if failure and "--json" in argv and "--" not in argv[:argv.index("--json")]:
             _json_failure(failure, rv)

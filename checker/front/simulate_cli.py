@@ -42,7 +42,7 @@ from typing import Any
 import click
 
 from checker.front.expect import unreached_witnesses, witness_problems
-from checker.front.options import OutPath
+from checker.front.options import DEFAULT_MEMORY, OutPath, SizeType, default_max_memory
 from checker.output.render import steps, trace_json, trace_text
 from checker.output.results import ensure_writable, write_run_into
 from checker.output.views import view_for
@@ -64,14 +64,14 @@ def is_simulate_spec(path: Path) -> bool:
 
 
 def load(path: Path, sets: dict | None = None, invariants: list | None = None,
-         properties: list | None = None):
+         properties: list | None = None, fairness=None):
     """(spec, settings) of a spec to simulate; SpecError for what cannot be.
     Temporal properties (the spec's, or `properties` from --property) are
     checked as `kmc check` checks them (checker/front/temporal_spec.py), the
     spec's BFS depth bound aside: walks have their own."""
     from checker.front.spec import load_spec
     spec = load_spec(path, sets, depth=None, invariants=list(invariants or []),
-                     properties=list(properties or []) or None)
+                     properties=list(properties or []) or None, fairness=fairness)
     return spec, spec.simulate
 
 
@@ -185,7 +185,7 @@ def _lasso(spec, cfg: SimConfig, out: Outcome, v: dict, shrink: bool, shrink_tim
     """The walk's lasso as a LassoViolation, its prefix shrunk to 1-minimal
     (a shorter path to the cycle's first state with the lasso still a fair
     violation of the instance); the cycle is kept as walked."""
-    from checker.search.liveness.lasso import LassoViolation
+    from checker.search.liveness.lasso import LassoViolation, bound_stops
     from checker.search.liveness.walks import lasso_holds
     from checker.search.simulate import walker
     w = walker(cfg)
@@ -209,9 +209,11 @@ def _lasso(spec, cfg: SimConfig, out: Outcome, v: dict, shrink: bool, shrink_tim
         state = trace[loop][1]
         unfair = list(dict.fromkeys(str(a) for a, s in w.model.successors(state)
                                     if a.name not in w.live.kinds and s != state))
+    bounds, bounded = bound_stops(w.model, trace, loop, {a for _, a in cfg.fairness})
     return LassoViolation(name, len(trace) - 1, trace, loop=loop, instance=label,
                           headline=prop.headline(inst.param, trace[loop][1]), form=prop.form,
-                          fairness=[f"{k}:{a}" for k, a in cfg.fairness], enabled_unfair=unfair)
+                          fairness=[f"{k}:{a}" for k, a in cfg.fairness], enabled_unfair=unfair,
+                          bounds=bounds, bounded=bounded)
 
 
 def liveness_section(spec, cfg: SimConfig, totals: Totals, violation) -> dict | None:
@@ -359,13 +361,20 @@ def report_text(spec, cfg: SimConfig, out: Outcome, run_dir: Path | None, view, 
     ends = [f"{t.lengths.get(cfg.depth, 0):,} at the depth bound", f"{t.deadlocks:,} without successors"]
     if t.stuck:
         ends.append(f"{t.stuck:,} with only weight-0 actions enabled")
+    if t.cut:
+        ends.append(f"{t.cut:,} cut short by --time")
     mean = t.steps / t.walks if t.walks else 0
     lines.append(f"Walks: {mean:.1f} steps on average, the longest {steps(max(t.lengths, default=0))}; "
                  f"ended: {', '.join(ends)}.")
     per_depth = list(t.per_depth_distinct)
     while len(per_depth) > 1 and per_depth[-1] == 0:
         per_depth.pop()
-    lines.append(f"Distinct states per depth (new, in walk order): {per_depth}")
+    if len(per_depth) > 40:   # a long walk: the first and the last depths, not a line of megabytes
+        shown = (", ".join(map(str, per_depth[:30])) + f", ... ({len(per_depth) - 40:,} depths) ..., "
+                 + ", ".join(map(str, per_depth[-10:])))
+        lines.append(f"Distinct states per depth (new, in walk order; {len(per_depth):,} depths): [{shown}]")
+    else:
+        lines.append(f"Distinct states per depth (new, in walk order): {per_depth}")
     width = max((len(n) for n in r.per_action_generated), default=0)
     lines.append("Coverage (action: enabled / taken / new distinct):")
     for name, gen in r.per_action_generated.items():
@@ -442,13 +451,21 @@ class DurationType(click.ParamType):
               help="A state without successors is a violation (default: the spec's check_deadlock).")
 @click.option("--property", "temporal", multiple=True, metavar="NAME",
               help="Check this temporal property on the walks' lassos (repeatable; replaces the spec's "
-                   "`properties`), under the spec's fairness.")
+                   "`properties`), under the spec's fairness (or --fairness).")
+@click.option("--fairness", "fairness", multiple=True, metavar="WF:ACTION|SF:ACTION|reference|none",
+              help="The fairness of the temporal properties (repeatable, or comma-separated; "
+                   "replaces the spec's `fairness`), as kmc check's.")
 @click.option("--engine", type=click.Choice(["auto", "local", "spark"]), default="auto", show_default=True,
               help="auto: the walks spread over every core; local: in this process alone; spark: over "
                    "Spark executors. The same seed and --walks give the same answer on each.")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master for --engine spark: local[*] (embedded, the default), local[N] or "
                    "spark://HOST:PORT.")
+@click.option("--max-memory", "max_memory", type=SizeType(), default=DEFAULT_MEMORY, metavar="SIZE|none",
+              help="Stop (exit 2) when a walking process's resident memory passes SIZE (8G, 500M), "
+                   "read between walks and every 4,096 steps of a walk (the local and auto "
+                   "engines); default: 85% of the machine's memory, shared among the walking "
+                   "processes; 'none': no limit.")
 @click.option("--no-shrink", "no_shrink", is_flag=True, help="Write the violating walk as walked.")
 @click.option("--shrink-time", type=DurationType(), default=None, metavar="SECONDS",
               help="Stop shrinking after this long (the trace is then not certified 1-minimal).")
@@ -457,17 +474,22 @@ class DurationType(click.ParamType):
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invariants, deadlock, temporal,
-                 engine, master, no_shrink, shrink_time, out_dir: Path, as_json: bool, quiet: bool) -> int:
+                 fairness, engine, master, max_memory, no_shrink, shrink_time, out_dir: Path, as_json: bool,
+                 quiet: bool) -> int:
     """Walk SPEC at random from its initial states, check every state, shrink a violation to 1-minimal."""
     from checker.output.results import write_run
     from checker.search.files import new_run_id
     from checker.front.spec import parse_sets
-    started = time.perf_counter()
+    from checker.front import options as front_options
+    started = (front_options.PROCESS_STARTED if front_options.PROCESS_STARTED is not None
+               else time.perf_counter())
     if engine != "spark" and master:
         raise SpecError("--master needs --engine spark")
     if no_shrink and shrink_time is not None:
         raise SpecError("--shrink-time has no effect with --no-shrink")
-    spec, st = load(spec_path, parse_sets(sets), list(invariants), list(temporal))
+    from checker.front.temporal_spec import fairness_option
+    spec, st = load(spec_path, parse_sets(sets), list(invariants), list(temporal),
+                    fairness_option(fairness) if fairness else None)
     model, properties = spec.build()
     if walks is None and time_s is None:
         walks, time_s = st.walks, st.time
@@ -480,6 +502,10 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     check_deadlock = spec.check_deadlock if deadlock is None else deadlock
     cfg = sim_config(spec, model, properties, depth, seed, st.weights,
                      st.swarm if swarm is None else swarm, check_deadlock)
+    from checker.front.spec import bounded_liveness_line
+    bounded = bounded_liveness_line(model, cfg.temporal)
+    if bounded is not None:
+        click.echo(f"kmc: warning: {bounded}", err=True)
     ensure_writable(out_dir)  # fail before a long run, not after it
     stop = " or ".join(x for x in ((f"{walks:,} walks" if walks else ""),
                                    (f"{time_s:g}s" if time_s else "")) if x)
@@ -493,7 +519,12 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
     if engine == "spark":  # its folder first: spark.log goes there
         spark_dir = out_dir / spec.name / run_id
         spark_dir.mkdir(parents=True, exist_ok=True)
-    limits = Limits(walks=walks, deadline=time.time() + time_s if time_s else None)
+    if max_memory is DEFAULT_MEMORY:   # the machine's share, over the walking processes
+        from checker.search.parallel import cores
+        total = default_max_memory()
+        max_memory = total // (cores() if engine == "auto" else 1) if total else None
+    limits = Limits(walks=walks, deadline=time.time() + time_s if time_s else None,
+                    max_memory=max_memory)
     late = None
     try:
         outcome = simulate(spec, cfg, limits, engine=engine, master=master, log_dir=spark_dir,
@@ -510,7 +541,11 @@ def simulate_cmd(spec_path: Path, walks, time_s, depth, seed, swarm, sets, invar
         outcome, late = e.result, e
     obj = summary_object(spec, cfg, outcome, run_id, walks, time_s, check_deadlock)
     # (an option equal to the spec's own is no change: a trace's reproduce line names them all)
+    from checker.front.spec import read_toml
+    own_props = read_toml(spec_path, "spec").get("properties") or ()
     changed = [o for o, v, own in (("--set", sets, ()), ("--invariant", invariants, ()),
+                                   ("--property", temporal if set(temporal) != set(own_props) else (), ()),
+                                   ("--fairness", fairness, ()),
                                    ("--depth", depth_given, st.depth or DEFAULT_DEPTH),
                                    ("--seed", seed_given, st.seed),
                                    ("--swarm/--no-swarm", swarm, bool(st.swarm)),

@@ -36,8 +36,10 @@ def add_spark_options(command):
                           "(default: one per core Spark has, at least 2)."),
         click.option("--resume", "resume", default=None, metavar="RUN_DIR",
                      type=click.Path(file_okay=False, exists=True, path_type=Path),
-                     help="Go on with an interrupted run from its results folder: a spark run, or a "
-                          "local one made with --checkpoint."),
+                     help="Go on with an interrupted run from its results folder (the spec and the "
+                          "options are the run's own): a spark run, or a local or auto one that "
+                          "kept a finished level (from the first level of 50,000 states; with "
+                          "--checkpoint from level 0)."),
     ]
     for opt in reversed(options):
         command = opt(command)
@@ -62,8 +64,9 @@ def run_spark(spec, options: CheckOptions, out_dir: Path, master: str | None = N
                          run_dir=None if resume else run_dir, resume=resume)
     try:
         return search.run(), run_dir.name, run_dir, None
-    except KeyboardInterrupt:   # (^C, SIGTERM): say how to go on, when a level was kept
-        _resume_hint(run_dir)
+    except KeyboardInterrupt as e:   # (^C, SIGTERM): say how to go on, when a level was kept
+        if _resume_hint(run_dir):
+            e.run_dir = run_dir   # (--json names it)
         raise
     except (SparkUnavailableError, ExecutorSetupError) as e:
         if getattr(e, "result", None) is None:
@@ -71,7 +74,7 @@ def run_spark(spec, options: CheckOptions, out_dir: Path, master: str | None = N
         return e.result, run_dir.name, run_dir, e
 
 
-def _resume_hint(run_dir: Path) -> None:
+def _resume_hint(run_dir: Path) -> bool:
     from checker.search.spark import levels
     try:
         kept = bool(levels.committed_levels(run_dir)) and not (run_dir / "summary.json").exists()
@@ -80,3 +83,4 @@ def _resume_hint(run_dir: Path) -> None:
     click.echo(f"kmc: every finished level is kept; go on with: kmc check --resume {run_dir}"
                if kept else "kmc: no level was kept to resume from: run it again to start over",
                err=True)
+    return kept

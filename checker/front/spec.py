@@ -35,6 +35,7 @@ of the model (its variant and constants) is bad input.
 """
 from __future__ import annotations
 
+import json
 import os
 import stat
 import tomllib
@@ -65,6 +66,14 @@ EXPECT_KEYS = {"outcome": str, "violated": (str, list), "depth": int, "distinct"
                # simulate specs (checker/front/simulate_cli.py): found within so many
                # seconds, or a pass over so many walks
                "within_s": (int, float), "min_walks": int}
+
+
+_EXPECT_TYPES = {"outcome": "a string (\"pass\" or \"violation\")",
+                 "violated": "a property name or a list of them", "depth": "an integer (steps)",
+                 "distinct": "an integer (states)", "generated": "an integer (states)",
+                 "per_level_distinct": "a list of integers (states per level)",
+                 "quick": "true or false", "sometimes": "a list of witness names",
+                 "within_s": "a number of seconds", "min_walks": "an integer (walks)"}
 
 
 class _Unset:
@@ -211,8 +220,15 @@ def parse_set(item: str) -> tuple[str, Any]:
 
 
 def parse_sets(items) -> dict[str, Any]:
-    """NAME=VALUE items; a name given again overrides (as a later option does)."""
-    return dict(parse_set(i) for i in items or ())
+    """NAME=VALUE items; a name given twice is refused (which one would count?)."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        name, value = parse_set(item)
+        if name in out:
+            raise SpecError(f"--set {name} is given twice ({json.dumps(out[name])} and "
+                            f"{json.dumps(value)}): give it once")
+        out[name] = value
+    return out
 
 
 def check_file(path: Path, kind: str) -> None:
@@ -242,6 +258,7 @@ def read_toml(path: Path, kind: str) -> dict:
         if len(data) > MAX_SPEC_BYTES:
             raise SpecError(f"{kind} file {path} is too large: more than {MAX_SPEC_BYTES:,} bytes")
         text = data.decode("utf-8")
+        text = text.removeprefix("\ufeff")   # a BOM some editors write: not part of the TOML
     except FileNotFoundError:
         raise SpecError(f"{kind} file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as e:
@@ -358,11 +375,15 @@ def _expect(path: Path, data: dict) -> dict:
     for key, value in expect.items():
         if key not in EXPECT_KEYS:
             raise SpecError(f"{path}: unknown key {key!r} in [expect] (known: {', '.join(EXPECT_KEYS)})")
-        _type_check(f"{path}: expect.{key}", value, EXPECT_KEYS[key], "of the right type")
+        _type_check(f"{path}: expect.{key}", value, EXPECT_KEYS[key], _EXPECT_TYPES[key])
     for name in expect.get("sometimes", ()):
         _type_check(f"{path}: expect.sometimes entry", name, str, "a witness name (string)")
     if "outcome" in expect and expect["outcome"] not in ("pass", "violation"):
         raise SpecError(f"{path}: expect.outcome must be \"pass\" or \"violation\", not {expect['outcome']!r}")
+    if expect.get("outcome") == "pass" and _expected_violated(expect):
+        raise SpecError(f"{path}: expect.outcome is \"pass\" but expect.violated names "
+                        f"{', '.join(_expected_violated(expect))}: a pass violates nothing (give "
+                        f"outcome = \"violation\", or drop violated)")
     for name in _expected_violated(expect):
         _type_check(f"{path}: expect.violated entry", name, str, "a property name (string)")
     for n in expect.get("per_level_distinct", ()):
@@ -381,11 +402,12 @@ def _expect(path: Path, data: dict) -> dict:
 
 
 def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSET,
-              invariants: list[str] | None = None, properties: list[str] | None = None) -> Spec:
+              invariants: list[str] | None = None, properties: list[str] | None = None,
+              fairness: Any = None) -> Spec:
     """Read and validate a spec. overrides: constants set on the command line
     (--set); depth: None = no bound, an int = that bound, UNSET = the spec's;
     invariants, properties: names picked on the command line (-i, --property),
-    instead of the spec's."""
+    instead of the spec's; fairness: --fairness, instead of the spec's."""
     path = Path(path)
     data = read_toml(path, "spec")
     _check_top_level(path, data)
@@ -395,6 +417,8 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
         data = {**data, "invariants": list(invariants)}
     if properties:
         data = {**data, "properties": list(properties)}
+    if fairness is not None:
+        data = {**data, "fairness": fairness}
     invariants = data.get("invariants")
     if invariants is not None:
         _type_check(f"{path}: invariants", invariants, list, "a list of property names")
@@ -412,8 +436,11 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     expect = _expect(path, data)
 
     overrides = dict(overrides or {})
-    defn = registry.model_def(data["model"])
-    variant, _ = registry.variant_constants(defn, data.get("variant"))
+    try:
+        defn = registry.model_def(data["model"])
+        variant, _ = registry.variant_constants(defn, data.get("variant"))
+    except SpecError as e:
+        raise SpecError(f"{path}: {e}") from None
     given = {**constants, **overrides}
     try:
         resolved = registry.resolve_constants(defn, variant, given)
@@ -451,8 +478,41 @@ def load_spec(path: str | Path, overrides: dict | None = None, depth: Any = UNSE
     liveness_config.validate(spec, str(path))
     if spec.properties and set(spec.engines) - {"local", "auto"}:
         raise SpecError(f"{path}: engines: liveness (temporal properties) runs on the local engine only")
-    _say_deprecations(spec.deprecations)
+    _say_deprecations(spec.deprecations + inert_set(spec, model, {**constants, **overrides}))
     return spec
+
+
+def inert_set(spec: Spec, model, given: dict) -> list[str]:
+    """One line per constant the spec (or --set) gives that has no effect
+    under the others (the model's inert_constants)."""
+    inert = getattr(model, "inert_constants", None)
+    found = inert() if inert is not None else {}
+    return [f"{spec.path}: {name} has no effect: {why}" for name, why in found.items() if name in given]
+
+
+def unbounded_line(spec: Spec, model) -> str | None:
+    """A warning when a search without a depth bound meets an infinite state
+    space (the model's unbounded())."""
+    why = getattr(model, "unbounded", None)
+    why = why() if why is not None and spec.depth is None else None
+    if why is None:
+        return None
+    return (f"{spec.path}: the state space is infinite ({why}) and the check has no depth bound: "
+            f"it does not end; set `depth` (or --depth N), bound the model's constants, or walk it "
+            f"with kmc simulate")
+
+
+def bounded_liveness_line(model, properties) -> str | None:
+    """A warning when temporal properties are checked under a bound that
+    stops actions fairness would force (the model's progress_bounds())."""
+    bounds = getattr(model, "progress_bounds", None)
+    found = bounds() if bounds is not None and properties else {}
+    if not found:
+        return None
+    return ("temporal properties checked under " + " and ".join(found.values())
+            + ", a bound that disables actions fairness would force: a behaviour that reaches "
+              "it stops there, so a violation may be the bound's, not the protocol's (its lasso "
+              "then names the bound)")
 
 
 _said: set = set()

@@ -149,3 +149,14 @@ def validate(spec, where: str | None = None) -> LivenessConfig | None:
                             f"drop the projection")
     fairness_list = parse_fairness(fairness, model, f"{where}: fairness")
     return LivenessConfig(selected, fairness_list, REFERENCE if fairness is None else fairness)
+
+
+def fairness_option(values) -> list | str:
+    """--fairness as the spec's `fairness` key: "reference", [] (none), or
+    ["WF:Action", ...] (repeated or comma-separated)."""
+    items = [x.strip() for v in values for x in v.split(",") if x.strip()]
+    if items in (["reference"], ["none"]):
+        return "reference" if items == ["reference"] else []
+    if "reference" in items or "none" in items:
+        raise SpecError("--fairness: 'reference' and 'none' stand alone, not among WF:/SF: actions")
+    return items

@@ -72,9 +72,25 @@ def report_text(spec, result: CheckResult, run_dir: Path | None, view: TraceView
     lines.append(f"Finished in {took}: {result.generated_per_second:,.0f} generated/s, "
                  f"{result.distinct_per_second:,.0f} distinct/s, peak memory {result.peak_memory_kb / 1024:,.0f} MiB"
                  f"{_processes(result)} ({result.bytes_per_state:,} bytes/state).")
+    where = _spark_levels(result)
+    if where:
+        lines.append(where)
     if run_dir is not None:
         lines.append(f"Results: {run_dir}")
     return "\n".join(lines)
+
+
+def _spark_levels(result) -> str:
+    """Where a spark run's levels ran: the driver runs the first ones while
+    Spark's JVM starts, so a small space never reaches Spark's executors."""
+    eng = result.engine if isinstance(getattr(result, "engine", None), dict) else {}
+    if eng.get("name") != "spark" or "executor_levels" not in eng:
+        return ""
+    here, there = eng.get("driver_levels", 0), eng["executor_levels"]
+    if not there:
+        return (f"Spark's executors ran no level: the driver ran all {here} while Spark's JVM "
+                f"started (a state space this small ends first; docs/engines.md).")
+    return f"Levels: {here} in the driver while Spark's JVM started, {there} on Spark's executors."
 
 
 def _processes(result) -> str:

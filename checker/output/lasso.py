@@ -111,8 +111,9 @@ def lasso_itf(v: LassoViolation, variables, itf_variable, meta: dict) -> dict:
 
 
 def _goal(prop: str, instance: str, model):
-    """The state predicate a counterexample of the property's instance never
-    reaches again (Q of P ~> Q, P of []<>P); None for other forms."""
+    """(P, Q) of the property's instance: the state predicate that asks (P of
+    P ~> Q; None for []<>P) and the one a counterexample never reaches again
+    (Q of P ~> Q, P of []<>P); None for other forms."""
     try:
         from invariants.registry import temporal_properties_for
         found = next(p for p in temporal_properties_for(model) if p.name == prop)
@@ -121,20 +122,25 @@ def _goal(prop: str, instance: str, model):
         return None
     body = formula.body if isinstance(formula, (AlwaysEventually, EventuallyAlways)) else formula
     if isinstance(body, LeadsTo):
-        return body.q
-    return body if isinstance(formula, AlwaysEventually) else None
+        return body.p, body.q
+    return (None, body) if isinstance(formula, AlwaysEventually) else None
 
 
 def lost_at(v: LassoViolation, model) -> int | None:
-    """The step after which the lasso never again reaches the property's goal
-    (for EventuallyHasLeader: the step the partition lost its leader for the
-    rest of the behaviour); None when the form has no such step."""
+    """The step from which the lasso never again reaches the property's goal:
+    for P ~> Q the first state, after the last Q, where P holds (a value
+    written at step 56 is lost there, not at the initial state); for []<>P
+    the state after the last P. None when the form has no such step."""
     goal = _goal(v.property, v.instance, model)
     if goal is None:
         return None
+    asks, reached = goal
     i = len(v.trace)
-    while i > 0 and not goal(v.trace[i - 1][1]):
+    while i > 0 and not reached(v.trace[i - 1][1]):
         i -= 1
+    if asks is not None:
+        while i < len(v.trace) and not asks(v.trace[i][1]):
+            i += 1
     return i if i < len(v.trace) else None
 
 

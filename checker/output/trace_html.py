@@ -127,17 +127,42 @@ DRAW = """
     var b=t.getBBox(), dx=b.x<1?1-b.x:(b.x+b.width>width-1?width-1-b.x-b.width:0);
     if(dx){t.setAttribute('transform','translate('+dx+',0)');}}
   function hits(b){return placed.some(function(p){return b.x<p.x+p.width&&p.x<b.x+b.width&&b.y<p.y+p.height&&p.y<b.y+b.height;});}
-  // a message's label: along its arrow, at the first place that keeps it
-  // inside the diagram and off the labels already drawn
+  // a message's label: along its arrow, between the two lanes it joins (one
+  // lane's width for a step's own arrow): in words over up to three lines,
+  // smaller, then cut (the arrow's tooltip has it whole) where it is still
+  // wider; at the first place that keeps it off the labels already drawn
+  function fit(g,text,room){
+    var probe=el('text',{'class':'msglabel'},g), size=10;
+    function w(x){probe.textContent=x; return probe.getComputedTextLength();}
+    function wrap(){var lines=[], cur='';
+      text.split(' ').forEach(function(word){var x=cur?cur+' '+word:word;
+        if(!cur||w(x)<=room){cur=x;} else {lines.push(cur); cur=word;}});
+      lines.push(cur);
+      if(lines.length>3){lines=lines.slice(0,2).concat([lines.slice(2).join(' ')]);}
+      return lines;}
+    var lines=wrap();
+    while(size>8&&lines.some(function(x){return w(x)>room;})){size--; probe.style.fontSize=size+'px'; lines=wrap();}
+    lines=lines.map(function(x){if(w(x)<=room){return x;}
+      while(x.length>1&&w(x+'\u2026')>room){x=x.slice(0,-1);} return x+'\u2026';});
+    var widest=Math.max.apply(null,lines.map(w));
+    g.removeChild(probe);
+    return {lines:lines,size:size,width:widest};}
   function label(g,text,color,x1,y1,x2,y2,width){
-    var t=el('text',{'class':'msglabel',fill:color},g,text), b=null;
-    var spots=[0.28,0.5,0.72,0.12,0.88,0.4,0.6];
-    for(var k=0;k<spots.length;k++){var f=spots[k];
-      t.setAttribute('x',String(x1+(x2-x1)*f)); t.setAttribute('y',String(y1+(y2-y1)*f-3));
-      t.setAttribute('text-anchor',x2>=x1?'start':'end');
-      b=t.getBBox(); var dx=0;
-      if(b.x<1){dx=1-b.x;} else if(b.x+b.width>width-1){dx=width-1-b.x-b.width;}
-      if(dx){t.setAttribute('x',String(Number(t.getAttribute('x'))+dx)); b=t.getBBox();}
+    var lo=Math.min(x1,x2)+3, hi=Math.max(x1,x2)-3;
+    if(hi-lo<LANE_W-8){var c=(x1+x2)/2; lo=c-(LANE_W-8)/2; hi=c+(LANE_W-8)/2;}
+    lo=Math.max(lo,1); hi=Math.min(hi,width-1);
+    var f0=fit(g,text,hi-lo), half=f0.width/2, lh=f0.size*1.1;
+    var t=el('text',{'class':'msglabel',fill:color,'text-anchor':'middle'},g), b=null;
+    if(f0.size<10){t.style.fontSize=f0.size+'px';}
+    var spans=f0.lines.map(function(x){return el('tspan',{},t,x);});
+    // along the arrow, then above and below its middle (a short arrow has little length)
+    var spots=[[0.28,0],[0.5,0],[0.72,0],[0.12,0],[0.88,0],[0.4,0],[0.6,0]], block=lh*spans.length;
+    [1,-1,2,-2,3,-3].forEach(function(n){spots.push([0.5,n*block]);});
+    for(var k=0;k<spots.length;k++){var f=spots[k][0];
+      var cx=Math.min(Math.max(x1+(x2-x1)*f,lo+half),hi-half);
+      var y=y1+(y2-y1)*f-3-lh*(spans.length-1)+spots[k][1];
+      spans.forEach(function(sp,i){sp.setAttribute('x',String(cx)); sp.setAttribute('y',String(y+lh*i));});
+      b=t.getBBox();
       if(!hits(b)){break;}}
     placed.push(b);}
   function draw(){

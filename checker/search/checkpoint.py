@@ -169,6 +169,24 @@ def difference(key: str, run, here) -> str:
     return f"{_OPTION_OF.get(key, key)}: {json.dumps(run)} in the run, {json.dumps(here)} here"
 
 
+# what a run's identity holds, as the spec file says it
+_SPEC_KEY_OF = {"max_depth": "depth", "check_deadlock": "check_deadlock",
+                "properties": "invariants", "model": "model", "variant": "variant",
+                "fingerprint_bits": "fingerprint", "projection": "projection"}
+
+
+def spec_difference(key: str, run, here) -> str:
+    """One setting in which the spec file differs from the one its run
+    started with, by the spec's key: 'constants: MinISR 2 then, 3 now'."""
+    if key == "constants" and isinstance(run, dict) and isinstance(here, dict):
+        changed = [k for k in sorted(set(run) | set(here)) if run.get(k) != here.get(k)]
+        return "constants: " + ", ".join(f"{k} {json.dumps(run.get(k))} then, {json.dumps(here.get(k))} now"
+                                         for k in changed)
+    def show(v):
+        return "none" if v is None else json.dumps(v)
+    return f"{_SPEC_KEY_OF.get(key, key)}: {show(run)} then, {show(here)} now"
+
+
 def recorded_options(run_dir: Path) -> dict | None:
     """The command line that started the run in `run_dir` (its levels'
     manifest, or a spark run's run.json), None when it holds none."""
@@ -227,8 +245,8 @@ class Checkpoint:
             obj = json.loads(self.manifest.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise SpecError(f"{self.folder.parent} has no finished level to resume from "
-                            f"({self.manifest} is missing: not a run made with --checkpoint, "
-                            f"or it stopped before level 0 was written)") from None
+                            f"({self.manifest} is missing: a run keeps its levels from the first "
+                            f"level of 50,000 states, or from level 0 with --checkpoint)") from None
         except (OSError, ValueError) as e:
             raise SpecError(f"cannot read {self.manifest}: {e}") from None
         if not isinstance(obj, dict):
@@ -241,6 +259,14 @@ class Checkpoint:
             raise SpecError(f"{self.manifest} is not a complete checkpoint manifest (no identity)")
         differ = sorted(k for k in set(identity) | set(self.identity)
                         if identity.get(k) != self.identity.get(k))
+        ran = obj.get("options") if isinstance(obj.get("options"), dict) else {}
+        spec, then = (self.options or {}).get("spec"), ran.get("spec_digest")
+        if differ and then is not None and then != (self.options or {}).get("spec_digest"):
+            raise SpecError(f"the spec file {spec} changed since the run in {self.folder.parent} "
+                            f"started: " + "; ".join(spec_difference(k, identity.get(k), self.identity.get(k))
+                                                    for k in differ)
+                            + " (a run goes on with the spec it started with: undo the edit to "
+                              "resume, or start a new run)")
         if differ:
             raise SpecError(f"{self.folder.parent} was checked with other settings: "
                             + "; ".join(difference(k, identity.get(k), self.identity.get(k))

@@ -190,7 +190,8 @@ def check_model(defn, variant: str, model: Any, properties: list) -> None:
                                        "workers, on Spark and in `kmc trace`")):
         if not callable(getattr(model, method, None)):
             _fail(name, f"it has no method {doc}")
-    for optional in ("switched_off", "plain_converters"):
+    for optional in ("switched_off", "plain_converters", "inert_constants", "unbounded",
+                     "progress_bounds", "without_bounds"):
         if getattr(model, optional, None) is not None and not callable(getattr(model, optional)):
             _fail(name, f"{optional} must be a method")
     converters = getattr(model, "plain_converters", None)

@@ -52,6 +52,20 @@ def machine_memory(key: str = "MemTotal") -> int | None:
     return _kb_line("/proc/meminfo", key)
 
 
+def age() -> float | None:
+    """Seconds since this process started (/proc/self/stat's start time
+    against /proc/uptime; None where there is no /proc): the interpreter's
+    start and the imports included."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def own_status(key: str) -> int | None:
     """/proc/self/status's VmRSS or VmSize, in bytes."""
     return _kb_line("/proc/self/status", key)

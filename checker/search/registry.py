@@ -41,7 +41,11 @@ def model_def(name: str) -> ModelDef:
     defs = models()
     if name not in defs:
         known = ", ".join(defs) or "none"
-        raise SpecError(f"unknown model {name!r} (known models: {known})")
+        import difflib
+        close = [n for n in defs if str(name).lower() == n.lower()] or difflib.get_close_matches(
+            str(name).lower(), list(defs), n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise SpecError(f"unknown model {name!r} ({hint}known models: {known})")
     return defs[name]
 
 

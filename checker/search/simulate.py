@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import time
 from array import array
@@ -38,6 +39,8 @@ from checker.search.encoding import VariableEncoders
 from checker.search.checks import Checks
 from checker.search.engine import DEADLOCK, ExpandContext, _python_successor, _summary
 from checker.search.errors import EngineEvaluationError, SpecError
+from checker.search.limits import MemoryLimitError, format_size
+from checker.search.proc import rss
 from model.base import SOMETIMES, EvaluationError
 
 DEFAULT_DEPTH = 100
@@ -52,6 +55,7 @@ SWARM_DEMOTE = 1 / 16
 SWARM_SPREAD = 2.0
 # weights are relative: a bound that keeps any sum of them (swarm factors too) finite
 MAX_WEIGHT = 1e12
+_EVERY = 4095             # a walk reads --time and --max-memory every 4,096 steps
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,9 @@ class Walker:
         self.live = None
         self.lasso = None          # the last walk's lasso (plain data), when it closed one
         self.cycles = None         # the last walk's WalkCycles (liveness only)
+        self.deadline = None       # time.time() at which a walk ends where it is (--time)
+        self.max_memory = None     # bytes this process may hold before a walk ends (--max-memory)
+        self.cut = None            # why the last walk ended early: "time", "memory" (None: it did not)
         if cfg.temporal:
             from checker.search.liveness.walks import WalkLiveness
             from invariants.registry import temporal_properties_for
@@ -183,6 +190,7 @@ class Walker:
         pending = list(self.sometimes)
         violated = self.checks.violated
         self.lasso = None
+        self.cut = None
         cycles = self.cycles = self.live.walk() if self.live is not None else None
         try:
             bad = violated(state)
@@ -207,6 +215,11 @@ class Walker:
             n = len(succs)
             if out is not None:
                 out.generated_names.extend([a[0] for a, _ in succs])
+            if d & _EVERY == _EVERY:   # a long walk: the limits are read inside it too
+                if out is not None:
+                    out.fold()
+                if self._over_limit():
+                    return None, d
             if n == 0:
                 if check_deadlock:
                     return DEADLOCK, d
@@ -251,6 +264,14 @@ class Walker:
             except EvaluationError as e:
                 raise _WalkError(e, action, state) from None
         return None, d
+
+    def _over_limit(self) -> bool:
+        """--time passed or this process over --max-memory: the walk ends here (self.cut says why)."""
+        if self.deadline is not None and time.time() >= self.deadline:
+            self.cut = "time"
+        elif self.max_memory is not None and (rss(os.getpid()) or 0) > self.max_memory:
+            self.cut = "memory"
+        return self.cut is not None
 
     def _lassoed(self, cycles, d: int) -> tuple[str, int]:
         self.lasso = cycles.lasso()
@@ -300,6 +321,7 @@ class _BatchOut:
         self.action_ids: dict[str | None, int] = {None: NO_ACTION}
         self.action_list: list[str] = []
         self.generated_names: list[str] = []
+        self.generated: Counter = Counter()   # generated_names folded in (a long walk's memory)
         self.taken: Counter = Counter()
         self.lengths: Counter = Counter()
         self.witnesses: dict[str, list] = {}
@@ -318,21 +340,30 @@ class _BatchOut:
             self.depths.append(min(d, 0xFFFE))
             self.actions.append(aid)
 
+    def fold(self) -> None:
+        self.generated.update(self.generated_names)
+        self.generated_names.clear()
+
     def witness(self, name: str, d: int) -> None:
         w = self.witnesses.setdefault(name, [d, 0])
         w[0] = min(w[0], d)
         w[1] += 1
 
 
-def run_batch(cfg: SimConfig, batch: int, walks: int, deadline: float | None = None) -> dict:
+def run_batch(cfg: SimConfig, batch: int, walks: int, deadline: float | None = None,
+              max_memory: int | None = None) -> dict:
     """Walks batch * cfg.batch_walks ... + walks - 1 (fewer when the wall
-    clock passes `deadline`, time.time(), checked between walks; the first
-    violating walk ends the batch). Plain data (it crosses processes)."""
+    clock passes `deadline`, time.time(), checked between walks and every
+    4,096 steps of a walk, which then ends there; the first violating walk
+    ends the batch, and so does this process holding more than `max_memory`
+    bytes, its `memory` then set). Plain data (it crosses processes)."""
     w = walker(cfg)
+    w.deadline, w.max_memory = deadline, max_memory
+    memory = None
     weights = batch_weights(cfg, w.action_names, batch)
     out = _BatchOut(cfg.bits)
     first = batch * cfg.batch_walks
-    done = steps = closed = 0
+    done = steps = closed = cut = 0
     violation = error = None
     started = time.time()
     for k in range(first, first + walks):
@@ -347,6 +378,14 @@ def run_batch(cfg: SimConfig, batch: int, walks: int, deadline: float | None = N
         done += 1
         steps += n
         out.lengths[n] += 1
+        if w.cut is None and max_memory is not None and (rss(os.getpid()) or 0) > max_memory:
+            w.cut = "memory"
+        if w.cut == "memory":
+            memory = {"walk": k, "steps": n, "held": rss(os.getpid()) or 0, "limit": max_memory}
+            break
+        if w.cut == "time":
+            cut += 1
+            break
         if w.cycles is not None and w.cycles.closings:
             closed += 1
         if violated is not None:
@@ -355,10 +394,11 @@ def run_batch(cfg: SimConfig, batch: int, walks: int, deadline: float | None = N
                 violation.update(kind="lasso", instance=w.lasso["instance"], loop=w.lasso["loop"])
             break
     fps = out.fps
+    out.fold()
     return {
         "batch": batch, "first_walk": first, "walks": done, "steps": steps,
-        "generated": len(out.generated_names),
-        "per_action_generated": dict(Counter(out.generated_names)),
+        "generated": sum(out.generated.values()),
+        "per_action_generated": dict(out.generated), "memory": memory, "cut": cut,
         "per_action_taken": dict(out.taken),
         "lengths": dict(out.lengths),
         "fps": fps.tobytes() if isinstance(fps, array) else fps,
@@ -404,6 +444,7 @@ class Totals:
     deadlocks: int = 0
     stuck: int = 0
     closed: int = 0                                        # walks that closed a cycle (liveness)
+    cut: int = 0                                           # walks --time ended before their end
     violation: dict | None = None                          # {walk, property, depth, at}
     where: Counter = field(default_factory=Counter)        # batches per place ("local", "driver", "spark")
     seen: Any = None
@@ -421,6 +462,12 @@ class Totals:
         """Merge one batch's result (raises its evaluation error)."""
         if r.get("error"):
             raise EngineEvaluationError(f"walk {r['error']['walk']}: {r['error']['message']}")
+        if r.get("memory"):
+            m = r["memory"]
+            raise MemoryLimitError(f"memory limit {format_size(m['limit'])} reached in walk "
+                                   f"{m['walk']} after {m['steps']:,} steps (its process holds "
+                                   f"{format_size(m['held'])}); walk less deep (--depth), or give "
+                                   f"--max-memory more room")
         self.batches += 1
         self.where[where] += 1
         self.walks += r["walks"]
@@ -432,6 +479,7 @@ class Totals:
         self.deadlocks += r["deadlocks"]
         self.stuck += r["stuck"]
         self.closed += r.get("closed", 0)
+        self.cut += r.get("cut", 0)
         for name, (d, n) in r["witnesses"].items():
             w = self.witnesses.setdefault(name, [d, 0])
             w[0] = min(w[0], d)
@@ -475,6 +523,7 @@ class Limits:
 
     walks: int | None = None
     deadline: float | None = None
+    max_memory: int | None = None   # bytes a walking process may hold (--max-memory)
 
     def next_batch(self, cfg: SimConfig, batch: int) -> int:
         """Walks of batch `batch` to run (0: none, the run is over)."""
@@ -506,7 +555,7 @@ def simulate_local(cfg: SimConfig, limits: Limits, progress: Callable[[dict], No
             n = limits.next_batch(cfg, b)
             if n == 0:
                 break
-            totals.absorb(run_batch(cfg, b, n, limits.deadline), where)
+            totals.absorb(run_batch(cfg, b, n, limits.deadline, limits.max_memory), where)
             b += 1
             if pacer is not None:
                 pacer.collect()

@@ -121,7 +121,7 @@ def _worker(cfg: SimConfig, limits: Limits, w: int, n: int, conn, recv) -> None:
             if k == 0:
                 conn.send_bytes(pickle.dumps(("end", None)))
                 return
-            r = run_batch(cfg, b, k, limits.deadline)
+            r = run_batch(cfg, b, k, limits.deadline, limits.max_memory)
             conn.send_bytes(pickle.dumps(("ok", r), protocol=pickle.HIGHEST_PROTOCOL))
             if r["violation"] is not None or r["error"] is not None:
                 return

@@ -15,7 +15,8 @@ from typing import Any
 
 from model.kraft.messages import CONTROLLER  # a message's dest / source
 from model.kraft.state import NO_LEADER
-from model.view import ACKED_LEGEND, LOG_CSS, Explanation, TraceView, itf, promise_broke_at, render_scalar
+from model.view import (ACKED_LEGEND, LOG_CSS, Arrow, Explanation, TraceView, itf, promise_broke_at,
+                        render_scalar)
 
 # variables that are TLA+ functions over Brokers (tuples indexed by b - 1);
 # the value is how deep: 2 for [b \in Brokers |-> [b1 \in Brokers |-> ...]]
@@ -298,10 +299,17 @@ class KraftView(TraceView):
                      ("ELR", "eligible leader replicas (KIP-966)"), ("LEO", "log end offset"),
                      ("HWM", "high watermark"), ("LESO", "leader epoch start offset: the leader's LEO "
                                                          "when it was elected"),
-                     ("nacked", "records the producer was told failed"))
+                     ("nacked", "records the producer was told failed"),
+                     ("epoch N", "a broker's broker epoch (its registration with the controller), "
+                                 "not a leader epoch"),
+                     ("e N", "a leader epoch (a record's, or the one a broker sees)"),
+                     ("-", "no replica role (the broker is stopped, or not yet told its role)"),
+                     ("Broker N, offsets", "brokers are numbered from 1 and log offsets count "
+                                           "from 1, as in the reference TLA+ (Kafka counts "
+                                           "offsets from 0; zk's traces do)"))
     kind_colors = {"FetchRequest": "#0969da", "FetchResponse": "#1a7f37", "AlterPartitionRequest": "#bc4c00",
                    "AlterPartitionResponse": "#953800", "RegisterBrokerRequest": "#8250df",
-                   "RegisterBrokerResponse": "#6639ba"}
+                   "RegisterBrokerResponse": "#6639ba", "MetadataUpdate": "#57606a"}
 
     def __init__(self, model: Any):
         super().__init__(model)
@@ -364,7 +372,10 @@ class KraftView(TraceView):
                     "ReceiveAlterPartitionRequest", "ControlledShutdown", "EnterControlledShutdown",
                     "GrantShutdown"):
             a, c = prev.con_partition_metadata, state.con_partition_metadata
-            if a.leader != c.leader:
+            if a.leader != c.leader and c.leader == NO_LEADER:
+                text += (f"; the controller leaves the partition without a leader (leader "
+                         f"{fmt_broker(a.leader)} removed, leader epoch {c.leader_epoch})")
+            elif a.leader != c.leader:
                 text += f"; the controller elects leader {fmt_broker(c.leader)} (leader epoch {c.leader_epoch})"
             elif a.isr != c.isr:
                 text += f"; ISR {fmt_set(a.isr)} -> {fmt_set(c.isr)}"
@@ -557,6 +568,18 @@ class KraftView(TraceView):
         if name in CONTROLLER_ACTIONS:
             return 0
         return self._b(action)
+
+    def arrows(self, trace: list) -> list[Arrow]:
+        """The messages, and each metadata update a broker reads from the
+        controller's metadata log (no message in the reference: an arrow from
+        the controller all the same, sent and read in the step)."""
+        out = super().arrows(trace)
+        for i, (action, state) in enumerate(trace[1:], 1):
+            b = self._b(action)
+            if getattr(action, "name", "") == "ReceiveMetadataUpdate" and b is not None:
+                out.append(Arrow(0, b, i, i, "received", "metadata",
+                                 self.describe(action, trace[i - 1][1], state), "MetadataUpdate"))
+        return out
 
     def fate(self, action, m) -> str:
         name = getattr(action, "name", "")

@@ -21,7 +21,8 @@ _STR_CHOICES = {"VoterFlush": VOTER_FLUSH, "VoterIdentity": VOTER_IDENTITY}
 
 REFERENCE_CONSTANTS = (
     Constant("MaxEpoch", int, 3,
-             "TestLiveness FALSE: a server starts an election only below this epoch"),
+             "TestLiveness FALSE: a server starts an election only below this epoch (no effect "
+             "with TestLiveness TRUE)"),
     Constant("MaxRestarts", int, 1, "restarts that keep the disk (RestartWithState)"),
     Constant("MaxPermCrashes", int, 1,
              "crashes that lose the disk for good (CrashLoseState; the host may come back as a "
@@ -30,7 +31,8 @@ REFERENCE_CONSTANTS = (
     Constant("MaxAddReconfigs", int, 2, "AddVoter commands a leader may accept"),
     Constant("MaxRemoveReconfigs", int, 2, "RemoveVoter commands a leader may accept"),
     Constant("MaxConnectivityChanges", int, 2,
-             "network changes: each makes any set of server pairs the connected ones"),
+             "network changes: each makes any set of server pairs the connected ones (2^(n(n-1)/2) "
+             "successors for n = MaxSpawnedServers: 1,024 with 5, 8 with 3)"),
     Constant("MaxDisruptiveElectionTriggers", int, 2,
              "election timeouts and leader resignations without a cause (a fetch or election "
              "timeout with a reason is never limited)"),
@@ -44,7 +46,9 @@ REFERENCE_CONSTANTS = (
              "hosts; initial server i runs on the i-th, a new server on any"),
     Constant("TestLiveness", bool, True,
              "the reference's liveness mode: no epoch limit, pre-vote counter, and the extra "
-             "conditions of kraft_kip_996_liveness.tla that keep a cluster able to progress"),
+             "conditions of kraft_kip_996_liveness.tla that keep a cluster able to progress. TRUE "
+             "makes the state space infinite (a check needs a depth bound); FALSE bounds it by "
+             "MaxEpoch (specs/quorum/first-check.toml)"),
 )
 
 # Beyond the reference: each default is the reference's behaviour.
@@ -97,6 +101,9 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if variant not in VARIANTS:
         raise ModelConfigError(f"kraft_quorum: unknown variant {variant!r} "
                                f"(known: {', '.join(VARIANTS)})")
+    if constants.get("Value", None) == []:
+        raise ModelConfigError(f"{where}: Value must be a non-empty list of non-empty strings, got [] "
+                               f"(MaxValuesPerEpoch = 0 switches client writes off)")
     cfg = resolve_constants(where, CONSTANTS, constants, _STR_CHOICES)
     init, lo, hi = cfg["InitClusterSize"], cfg["MinClusterSize"], cfg["MaxClusterSize"]
     hosts, spawned = cfg["Hosts"], cfg["MaxSpawnedServers"]

@@ -12,6 +12,7 @@ included), so "generated" counts are TLC's.
 """
 from __future__ import annotations
 
+import copy
 from itertools import combinations
 
 from model.base import Action
@@ -154,11 +155,36 @@ class QuorumModel:
         """The actions whose limit constant is 0: off on purpose (model/base.py)."""
         cfg = self.constants
         off = {a: f"{c} = 0" for a, c in self._LIMITED.items() if cfg.get(c, 1) == 0}
-        if not self.values:
-            off["HandleClientRequest"] = "Value = []"
         if cfg["MaxSpawnedServers"] <= self.init_size:
             off["StartNewServer"] = "MaxSpawnedServers = InitClusterSize"
         return off
+
+    def inert_constants(self) -> dict[str, str]:
+        """The constants that have no effect under the others (model/base.py)."""
+        if self.test_liveness:
+            return {"MaxEpoch": "TestLiveness = true has no epoch limit (MaxEpoch bounds "
+                                "elections only with TestLiveness = false)"}
+        return {}
+
+    def unbounded(self) -> str | None:
+        """Why the state space is infinite, None when it is finite (model/base.py)."""
+        if self.test_liveness:
+            return ("TestLiveness = true has no epoch limit: elections go on to ever higher "
+                    "epochs, as in the reference's liveness mode")
+        return None
+
+    def progress_bounds(self) -> dict[str, str]:
+        """The constants that stop actions fairness would force (model/base.py)."""
+        if self.test_liveness:
+            return {}
+        return {"MaxEpoch": f"MaxEpoch = {self.max_epoch} (TestLiveness = false: no election "
+                            f"starts or concludes at epoch {self.max_epoch})"}
+
+    def without_bounds(self):
+        """This model with its progress bounds lifted: no epoch limit."""
+        free = copy.copy(self)
+        free.max_epoch = 1 << 62
+        return free
 
     # ---- Init ----------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from typing import Any
 from model.kraft_quorum.state import (
     BeginQuorumEpoch, Command, Config, ConfigValue, Entry, Error, FetchRequest, FetchResponse,
     FetchResult, FetchState, MsgType, Role, ServerId)
-from model.view import Arrow, Explanation, TraceView, itf, promise_broke_at, render_scalar
+from model.view import LOG_CSS, Arrow, Explanation, TraceView, itf, promise_broke_at, render_scalar
 
 # variables that are functions over the started servers (tuples indexed by id - 1)
 PER_SERVER = ("state", "current_epoch", "leader", "voted_for", "votes_recv", "config", "log",
@@ -45,8 +45,8 @@ RECEIVERS = {
     MsgType.FetchRequest: ("RejectFetchRequest", "DivergingFetchRequest", "AcceptFetchRequest"),
     MsgType.FetchResponse: ("HandleFetchResponse",),
 }
-KIND_COLORS = {"PreVote": "#8250df", "Vote": "#6639ba", "VoteResponse": "#bc4c00",
-               "BeginQuorumEpoch": "#cf222e", "Fetch": "#0969da", "FetchResponse": "#1a7f37",
+KIND_COLORS = {"PreVote": "#8250df", "Vote": "#6639ba", "PreVoteResp": "#bc4c00", "VoteResp": "#bc4c00",
+               "BeginQuorumEpoch": "#cf222e", "Fetch": "#0969da", "FetchResp": "#1a7f37",
                "ClientWrite": "#57606a", "ClientAck": "#1b5e20", "Admin": "#9a6700"}
 
 
@@ -173,10 +173,10 @@ def short_message(m) -> str:
     """A label for the diagram: PreVote e1, VoteResp granted, Fetch @3 e2, Diverging e1@2, ..."""
     t = m.type
     if t == MsgType.RequestVoteRequest:
-        return f"{'PreVote' if m.pre_vote else 'Vote'} e{m.replica_epoch}"
+        return f"{message_kind(m)} e{m.replica_epoch}"
     if t == MsgType.RequestVoteResponse:
         what = m.error.name if m.error is not None else ("granted" if m.vote_granted else "refused")
-        return f"{'PreVoteResp' if m.pre_vote else 'VoteResp'} {what}"
+        return f"{message_kind(m)} {what}"
     if t == MsgType.BeginQuorumEpochRequest:
         return f"BeginQuorumEpoch e{m.replica_epoch}"
     if t == MsgType.FetchRequest:
@@ -217,18 +217,21 @@ def message_fields(m) -> str:
     return ", ".join(parts)
 
 
-MSG_NAMES = {MsgType.RequestVoteRequest: "VoteRequest", MsgType.RequestVoteResponse: "VoteResponse",
-             MsgType.BeginQuorumEpochRequest: "BeginQuorumEpoch", MsgType.FetchRequest: "Fetch",
-             MsgType.FetchResponse: "FetchResponse"}
+# one name per message, on the diagram, in the text and in the network column
+# (the legend maps them to Kafka's RPCs: VoteRequest with PreVote true or false, ...)
+MSG_NAMES = {MsgType.BeginQuorumEpochRequest: "BeginQuorumEpoch", MsgType.FetchRequest: "Fetch",
+             MsgType.FetchResponse: "FetchResp"}
 
 
 def fmt_message(m) -> str:
-    return f"{MSG_NAMES[m.type]} {sname(m.source)} -> {sname(m.dest)} ({message_fields(m)})"
+    return f"{message_kind(m)} {sname(m.source)} -> {sname(m.dest)} ({message_fields(m)})"
 
 
 def message_kind(m) -> str:
     if m.type == MsgType.RequestVoteRequest:
         return "PreVote" if m.pre_vote else "Vote"
+    if m.type == MsgType.RequestVoteResponse:
+        return "PreVoteResp" if m.pre_vote else "VoteResp"
     return MSG_NAMES[m.type]
 
 
@@ -291,8 +294,17 @@ def _kinds(messages) -> dict[str, int]:
 class KraftQuorumView(TraceView):
     name = "kraft_quorum"
     kind_colors = KIND_COLORS
-    abbreviations = (("e N", "the server's current epoch"), ("HWM", "high watermark"),
-                     ("ends", "the leader's record of each follower's log end offset"))
+    page_css = LOG_CSS
+    legend = ("green record: committed (at or below the server's HWM)",)
+    abbreviations = (("e N", "the server's current epoch (in a log record: the epoch it was "
+                             "appended in)"), ("HWM", "high watermark"),
+                     ("ends", "the leader's record of each follower's log end offset"),
+                     ("1 InitCluster e1", "a log record: its offset, its command, its epoch"),
+                     ("sN, offsets", "server N (node id N, from 1); log offsets count from 1, as "
+                                     "in the reference TLA+ (Kafka counts from 0)"),
+                     ("PreVote, Vote", "Kafka's VoteRequest with PreVote true, false (KIP-996); "
+                                       "PreVoteResp, VoteResp: its VoteResponse"),
+                     ("FetchResp", "Kafka's FetchResponse"))
 
     def __init__(self, model: Any):
         super().__init__(model)

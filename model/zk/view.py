@@ -208,7 +208,10 @@ class ZkView(TraceView):
     legend = (ACKED_LEGEND,)
     abbreviations = (("LE", "leader epoch"), ("v", "the partition state znode's version"),
                       ("ISR", "in-sync replicas"), ("LEO", "log end offset"), ("HW", "high watermark"),
-                      ("ckpt HW", "the high watermark in the checkpoint file"))
+                      ("ckpt HW", "the high watermark in the checkpoint file"),
+                      ("broker-N, offsets", "brokers are numbered from 0 and log offsets count "
+                                            "from 0, as in Kafka (kraft's traces count both from 1, "
+                                            "as its reference TLA+ does)"))
     kind_colors = KIND_COLORS
 
     def __init__(self, model: Any):
@@ -243,7 +246,9 @@ class ZkView(TraceView):
         text = DESCRIBE.get(name, "").format(b=b, x=x, v=v)
         if name == "Produce" and p:
             log = state.log[p[0]]
-            if log:
+            if log and log[-1].epoch == NO_EPOCH:   # hw_truncation: the record carries no epoch
+                text += f" (offset {len(log) - 1}; the message format records no leader epoch)"
+            elif log:
                 text += f" (offset {len(log) - 1}, leader epoch {log[-1].epoch})"
         elif name == "ShrinkIsr" and state.faults.stalls > prev.faults.stalls:
             text += f" - its last fetch had reached {b}'s LEO, then it stalled past replica.lag.time.max.ms"

@@ -281,7 +281,7 @@ def test_bad_resumes_are_one_line(tmp_path):
         (["--set", "RMCount=4", "-i", "TCConsistent", "--resume", run],
          "--invariant (the invariants): [\"TPTypeOK\", \"TCConsistent\", \"AllCommitted\"] in "
          "the run, [\"TCConsistent\", \"AllCommitted\"] here"),
-        (["--resume", tmp_path], "no finished level to resume from"),
+        (["--resume", tmp_path], "is not a run folder with levels to resume from"),
         (["--engine", "local", "--resume", spark_like], "is a spark run: resume it with --engine spark"),
         (["--checkpoint", "--engine", "spark"], "--checkpoint is the local and auto engines'"),
     ]

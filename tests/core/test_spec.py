@@ -92,8 +92,10 @@ def test_parse_set_rejects(bad):
         parse_set(bad)
 
 
-def test_parse_sets_later_wins():
-    assert parse_sets(["A=1", "A=2", "B=true"]) == {"A": 2, "B": True}
+def test_parse_sets_refuses_a_name_given_twice():
+    assert parse_sets(["A=1", "B=true"]) == {"A": 1, "B": True}
+    with pytest.raises(SpecError, match=r"--set A is given twice \(1 and 2\): give it once"):
+        parse_sets(["A=1", "A=2", "B=true"])
 
 
 def test_registry_build_and_errors():

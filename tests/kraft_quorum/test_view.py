@@ -48,7 +48,7 @@ LEADER_COMPLETENESS = (
      ("BecomeLeader", 2)])
 # s1 votes for s3, restarts without its vote (restart_forgets_vote), votes for s2
 ELECTION_SAFETY = (
-    "kip853", dict(BASE, MaxEpoch=2, MaxDisruptiveElectionTriggers=2, Value=[],
+    "kip853", dict(BASE, MaxEpoch=2, MaxDisruptiveElectionTriggers=2, MaxValuesPerEpoch=0,
                    Mutants=["restart_forgets_vote"]),
     [("VoterFetchTimeout", 2), ("VoterFetchTimeout", 3), ("HandleVoteRequest", 1, 3),
      ("RestartWithState", 1), ("HandleVoteRequest", 1, 2), ("HandleVoteResponse", 2, 1),
@@ -191,7 +191,7 @@ def test_durability_names_the_value_its_offset_and_the_crash_that_took_the_last_
     assert ("Step 3: AcceptFetchRequest(s1, s2) - s1 accepts s2's fetch at offset 2; HWM 1 -> 2, "
             "acknowledging v1; sends 2:v1 e1") in text
     assert "  s1: log + 2:v1 e1; pending acks {} -> {v1}" in text
-    assert "  dropped: FetchResponse s1 -> s2 (Ok, entries [2:v1 e1], HWM 2" in text
+    assert "  dropped: FetchResp s1 -> s2 (Ok, entries [2:v1 e1], HWM 2" in text
     assert "  s1: Leader -> DeadNoState: its log [1:InitCluster {s1,s2} e1, 2:v1 e1], epoch" in text
     assert "  network: s1-s2 cut\n" in text  # a crash cuts its links; no network change counted
     assert "<<" not in text and "Entry(" not in text  # no raw values
@@ -259,10 +259,10 @@ def test_arrows_for_votes_fetches_and_begin_quorum_epoch_on_the_right_lanes(lead
     # lanes: s1 = 0, s2 = 1, s3 = 2, clients = 3
     assert ("Vote", "Vote e2", 1, 0, 2, 8, "received") in arrows
     assert ("Vote", "Vote e2", 1, 2, 2, None, "in flight") in arrows
-    assert ("VoteResponse", "VoteResp granted", 0, 1, 8, 9, "received") in arrows
+    assert ("VoteResp", "VoteResp granted", 0, 1, 8, 9, "received") in arrows
     assert ("Fetch", "Fetch @2 e1", 2, 0, 3, 4, "received") in arrows
-    assert ("FetchResponse", "FetchResp Ok 1 entry HWM 1", 0, 2, 4, 5, "received") in arrows
-    assert ("FetchResponse", "FetchResp Ok 0 entries HWM 2", 0, 2, 7, None, "in flight") in arrows
+    assert ("FetchResp", "FetchResp Ok 1 entry HWM 1", 0, 2, 4, 5, "received") in arrows
+    assert ("FetchResp", "FetchResp Ok 0 entries HWM 2", 0, 2, 7, None, "in flight") in arrows
     assert ("BeginQuorumEpoch", "BeginQuorumEpoch e2", 1, 0, 10, None, "in flight") in arrows
     assert ("ClientWrite", "write v1", 3, 0, 1, 1, "received") in arrows
     assert ("ClientAck", "ack v1", 0, 3, 7, 7, "received") in arrows
@@ -289,7 +289,7 @@ def test_pre_votes_read_as_the_protocol_says():
     assert said[10] == "s3 learns that s2 leads epoch 2: it becomes Follower of s2 in epoch 2"
     arrows = {(a.kind, a.short, a.src, a.dst, a.sent, a.end, a.fate) for a in view.arrows(trace)}
     assert ("PreVote", "PreVote e1", 1, 2, 2, 3, "received") in arrows
-    assert ("VoteResponse", "PreVoteResp refused", 0, 1, 4, 5, "received") in arrows
+    assert ("PreVoteResp", "PreVoteResp refused", 0, 1, 4, 5, "received") in arrows
     assert ("BeginQuorumEpoch", "BeginQuorumEpoch e2", 1, 2, 10, 11, "received") in arrows
 
 
@@ -376,7 +376,7 @@ def test_no_illegal_state_names_the_server_and_the_message_it_handled():
     why = view_for(model).explain("NoIllegalState", v.trace)
     assert why.text == (
         "s1 took a transition the protocol forbids at step 6, HandleFetchResponse(s1, s3): it was "
-        "Unattached in epoch 2 (leader none, voted for none) when it received FetchResponse s3 -> s1 "
+        "Unattached in epoch 2 (leader none, voted for none) when it received FetchResp s3 -> s1 "
         "(NotOk, error NotLeader, HWM 1, leader s1, epoch 2, answers Fetch @2 e2), which names s1 "
         "itself as the leader of epoch 2.")
     assert why.broke_at == 6 and why.columns == {0}

@@ -68,7 +68,7 @@ def test_without_an_invariants_list_every_property_is_checked(tmp_path):
 @pytest.mark.parametrize("value, words", [
     ('["Nope"]', "'Nope': unknown witness of this model (its witnesses: AllCommitted)"),
     ('["TCConsistent"]', "'TCConsistent': an invariant, not a witness"),
-    ('"AllCommitted"', "expect.sometimes must be of the right type"),
+    ('"AllCommitted"', "expect.sometimes must be a list of witness names, not str"),
     ('[3]', "expect.sometimes entry must be a witness name"),
 ])
 def test_a_bad_witness_name_is_bad_input(tmp_path, value, words):

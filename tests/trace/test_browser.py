@@ -68,7 +68,7 @@ def test_trace_page_draws_lanes_and_messages_without_errors(lrs_run, tmp_path):
     assert lanes == [("0", "Controller"), ("1", "Broker 1"), ("2", "Broker 2"), ("3", "Broker 3")]
     assert len(re.findall(r'<tr class="step[ "]', dom)) == 8
     arrows = re.findall(r'<g class="arrow (\w+)" data-from="(\d+)" data-to="(\d*)">', dom)
-    assert arrows == [("received", "5", "6"), ("received", "6", "7")]
+    assert arrows == [("received", "5", "6"), ("received", "6", "7"), ("received", "3", "3")]  # (3: metadata)
     assert len(re.findall(r'<circle class="actor"', dom)) == 7  # one actor per step
     assert re.search(r'<tr class="step violation[^"]*" id="step-7"', dom)
 

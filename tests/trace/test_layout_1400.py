@@ -46,6 +46,13 @@ PROBE = r"""
       out.labels++; if(b.left<sr.left-0.5||b.right>sr.right+0.5){out.outside.push(t.textContent);}
       boxes.forEach(function(o){if(box(o[1],b)){out.overlaps.push(o[0]+' / '+t.textContent);}});
       boxes.push([t.textContent,b]);});
+    // a message's label crosses no lane outside the two its arrow joins
+    var laneXs=Array.prototype.map.call(svg.querySelectorAll('g.lane line'),function(l){return Number(l.getAttribute('x1'));});
+    out.crossing=[];
+    svg.querySelectorAll('g.arrow').forEach(function(g){var l=g.querySelector('line'), t=g.querySelector('text.msglabel');
+      if(!l||!t){return;} var a=Number(l.getAttribute('x1')), c=Number(l.getAttribute('x2')), b=t.getBBox();
+      laneXs.forEach(function(x){if((x<Math.min(a,c)-0.5||x>Math.max(a,c)+0.5)&&b.x<x&&x<b.x+b.width){
+        out.crossing.push(t.textContent+' crosses the lane at '+x);}});});
     out.overflow=[];
     document.querySelectorAll('#steps td').forEach(function(td){var r=td.getBoundingClientRect();
       td.querySelectorAll('*').forEach(function(e){var b=e.getBoundingClientRect();
@@ -97,6 +104,7 @@ def assert_fits(m: dict) -> None:
     assert m["scrollWidth"] <= m["clientWidth"], m["scrollWidth"]  # no horizontal scroll
     assert m["tableRight"] <= m["clientWidth"], m["tableRight"]    # every column in view
     assert m["labels"] > 0 and m["outside"] == [] and m["overlaps"] == []
+    assert m["crossing"] == []
     assert m["overflow"] == []
     assert m["changedSame"] == [] and m["itemSame"] == []
     assert m["changedCells"] > 0 and m["changedItems"] > 0  # (the checks above looked at something)
@@ -155,7 +163,9 @@ def test_quorum_page_fits_1400px_and_its_wide_lane_name_stays_inside(tmp_path):
     m, dom = probe(only_run_dir(tmp_path / "out") / "trace-Durability.html", tmp_path)
     assert_fits(m)
     assert re.search(r'<text class="lanelabel"[^>]*><tspan[^>]*>clients /</tspan><tspan[^>]*>admin</tspan>', dom)
-    assert {"e N", "HWM"} <= set(m["abbr"])
+    assert {"e N", "HWM", "PreVote, Vote", "sN, offsets"} <= set(m["abbr"])
+    # its logs read as records (the page styles them), not as run-together text
+    assert ".rec{" in dom and re.search(r'<span class="rec[^"]*" title="offset 1, InitCluster', dom)
 
 
 def test_a_long_action_name_widens_its_column_rather_than_running_out(lrs_run, tmp_path):
@@ -178,7 +188,7 @@ def test_labels_that_would_meet_are_moved_apart(lrs_run, tmp_path):
         data["arrows"] = [a for a in data["arrows"] for _ in range(2)]
         return page[:m.start(2)] + json.dumps(data) + page[m.end(2):]
     m, _ = probe(lrs_run / "trace-LeaderCompletenessProperty.html", tmp_path, twice)
-    assert m["labels"] == 4 + 2 * 2 and m["overlaps"] == [] and m["outside"] == []
+    assert m["labels"] == 4 + 2 * 3 and m["overlaps"] == [] and m["outside"] == []   # 2 messages, 1 metadata update
 
 
 def test_the_probe_sees_a_page_that_overflows(lrs_run, tmp_path):

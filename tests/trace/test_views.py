@@ -107,9 +107,10 @@ def test_the_page_is_self_contained_with_lanes_steps_and_the_violation(lrs):
                                 page, re.S).group(1))
     assert data["lanes"] == ["Controller", "Broker 1", "Broker 2", "Broker 3"]
     # two messages: the registration request (broker 1 -> controller, sent in step 5,
-    # received in step 6) and its response (received in step 7)
+    # received in step 6) and its response (received in step 7); broker 1 reads the
+    # metadata log in step 3 (an arrow from the controller, sent and read in the step)
     assert [(a["src"], a["dst"], a["sent"], a["end"], a["fate"]) for a in data["arrows"]] == [
-        (1, 0, 5, 6, "received"), (0, 1, 6, 7, "received")]
+        (1, 0, 5, 6, "received"), (0, 1, 6, 7, "received"), (0, 1, 3, 3, "received")]
     assert data["actors"] == [None, 1, 0, 1, 1, 1, 0, 1]
     assert "lacks the committed record A" in page
     assert 'class="cell changed bad"' in page or 'class="cell bad"' in page

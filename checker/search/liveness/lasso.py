@@ -24,6 +24,8 @@ class LassoViolation(Violation):
     fairness: list = field(default_factory=list)
     enabled_unfair: list = field(default_factory=list)  # at a stuttering state: enabled, not fair
     full: str = ""                # the whole headline, when read back from a run (kmc trace)
+    bounds: list = field(default_factory=list)     # the model's bounds that stop the actions below
+    bounded: list = field(default_factory=list)    # fair actions enabled on the cycle but for them
 
     @property
     def stuttering(self) -> bool:
@@ -52,8 +54,33 @@ class LassoViolation(Violation):
                 "actions": [str(a) for a, _ in self.trace[1:]]}
 
 
+def bound_stops(model, trace: list, loop: int, fair: set) -> tuple[list[str], list[str]]:
+    """(the model's progress bounds, the actions under fairness that the lasso's
+    cycle (or stuttering state) would enable without them): a verdict that is
+    the bound's, not the protocol's. Nothing when the model has no such bound."""
+    bounds = getattr(model, "progress_bounds", None)
+    found = bounds() if bounds is not None else {}
+    if not found or getattr(model, "without_bounds", None) is None:
+        return [], []
+    free = model.without_bounds()
+    stopped: dict = {}
+    for _, state in trace[loop:]:
+        enabled = {str(a) for a, t in model.successors(state) if t != state}
+        for a, t in free.successors(state):
+            if a.name in fair and t != state and str(a) not in enabled:
+                stopped[str(a)] = True
+    return (list(found.values()), list(stopped)) if stopped else ([], [])
+
+
+def _bound_text(v: LassoViolation) -> str:
+    shown = v.bounded[:6] + (["..."] if len(v.bounded) > 6 else [])
+    return (f", because the bound {' and '.join(v.bounds)} disables {', '.join(shown)}, which "
+            f"fairness would force without it: the verdict is the bound's, not the protocol's")
+
+
 def describe_cycle(v: LassoViolation) -> str:
     """The 'while ...' of the headline: what the behaviour does for ever."""
+    bound = _bound_text(v) if v.bounded else ""
     if v.stuttering:
         text = "nothing happens any more: no action under fairness is enabled"
         if v.enabled_unfair:
@@ -62,10 +89,10 @@ def describe_cycle(v: LassoViolation) -> str:
                      + " could still happen"
                      + ", but no fairness forces " + ("them" if len(v.enabled_unfair) > 1 else "it")
                      + ")")
-        return text
+        return text + bound
     actions = [str(a) for a, _ in v.trace[v.loop + 1:]]
     shown = actions if len(actions) <= 8 else actions[:7] + ["..."]
-    return f"the cycle {' -> '.join(shown)} repeats for ever"
+    return f"the cycle {' -> '.join(shown)} repeats for ever{bound}"
 
 
 def full_headline(v: LassoViolation) -> str:

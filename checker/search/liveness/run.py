@@ -14,7 +14,7 @@ from checker.search.engine import CheckOptions, CheckResult, replay
 from checker.search.liveness.config import LivenessConfig
 from checker.search.liveness.fair import Analysis, Fairness
 from checker.search.liveness.graph import GraphSearch
-from checker.search.liveness.lasso import LassoViolation, full_headline
+from checker.search.liveness.lasso import LassoViolation, bound_stops, full_headline
 from invariants.temporal import negation
 from model.base import Property
 
@@ -148,9 +148,11 @@ def _violation(model, search, graph, analysis, prop, inst, prefix, cycle, start,
                 if name not in seen:
                     seen.add(name)
                     enabled_unfair.append(name)
+    bounds, bounded = bound_stops(model, trace, loop, {a for _, a in config.fairness})
     return LassoViolation(prop.name, len(trace) - 1, trace, loop=loop, instance=inst.label,
                           headline=prop.headline(inst.param, trace[loop][1]), form=prop.form,
-                          fairness=config.fairness_entries(), enabled_unfair=enabled_unfair)
+                          fairness=config.fairness_entries(), enabled_unfair=enabled_unfair,
+                          bounds=bounds, bounded=bounded)
 
 
 def _source_of_path(graph, edges) -> int:

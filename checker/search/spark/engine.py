@@ -794,6 +794,7 @@ class SparkSearch:
                         wall_time=time.perf_counter() - self.start_time, memory=self.memory,
                         engine={"name": "spark", "run_dir": str(self.run_dir),
                                 "partitions": self.max_partitions, "driver_levels": self.driver_levels,
+                                "executor_levels": sum(1 for t in totals.level_times if t[-1] == "spark"),
                                 "startup_s": round(self.startup_s, 3)})
 
 def _notice(line: str) -> None:
