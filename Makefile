@@ -11,7 +11,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 # The main job: the KIP-966 reference configuration (3 brokers, RF 3, MinISR 2,
 # one lossy shutdown, one fence) to the spec's own depth bound, 11 steps:
-# 677,377 distinct states, TLC's figure (well under a minute).
+# 677,377 distinct states, TLC's figure (well under a minute; TLC's run is
+# tests/conformance/data/kraft-tlc-totals.json).
 # Several spec paths may be given, separated by spaces.
 SPEC   ?= specs/kraft-kip966-reference.toml
 # Extra options for `kmc check`, e.g. ARGS="--depth 12 --json".

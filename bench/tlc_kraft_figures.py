@@ -15,6 +15,12 @@ written atomically; --merge keeps the other rows of the file):
         --reference-spec /work/.mirror/Vanlightly+kafka-tlaplus/repo            # every row
     python3 bench/tlc_kraft_figures.py ... --configs kip966-b3r2-ra1 --merge
     python3 bench/tlc_kraft_figures.py ... --probe kip966 '{"BrokerCount": 3}' --depth 9
+    python3 bench/tlc_kraft_figures.py ... --verify tests/conformance/data/kraft-tlc.json
+
+--verify measures every row of a file again (kraft-tlc.json,
+kraft-tlc-violations.json or this script's own) and prints, per row,
+whether TLC's figures are the same: counts, levels, per-level and
+per-action counts, or the violated invariant and its counterexample.
 
 Row fields: name, variant (kmc's: kip966 or v3_5), constants (kmc spelling,
 every constant of the folder's .cfg but the model values), depth (null: the
@@ -320,6 +326,26 @@ def make_row(name: str, variant: str, constants: dict, depth: int | None, res: d
     return row
 
 
+def verify(jar: Path, ref: Path, path: Path, cpu: str | None, logdir: Path | None) -> int:
+    """Run TLC again on every row of `path`; 1 if any row's figures differ."""
+    differ = 0
+    for r in json.loads(path.read_text()):
+        res = run_tlc(jar, ref, r["variant"], r["constants"], r.get("depth"), cpu, logdir, r["name"])
+        if "violated" in r:  # kraft-tlc-violations.json
+            want = {"violation": r["violated"], "steps": r["steps"], "actions": r["actions"]}
+            got = res["outcome"]
+        else:
+            keys = ("distinct", "generated", "levels", "per_level_distinct", "per_action_generated")
+            want, got = {k: r[k] for k in keys}, {k: res[k] for k in keys}
+        same = want == got
+        differ += not same
+        print(f"{r['name']}: {'same' if same else 'DIFFERENT'} ({summary(r['name'], r.get('depth'), res)};"
+              f" {res['tlc_version']}; {res['date']}; load {res['load_avg_1m']})", flush=True)
+        if not same:
+            print(f"  file: {json.dumps(want)}\n  TLC:  {json.dumps(got)}", flush=True)
+    return 1 if differ else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     tlc_arguments(ap, DEFAULT_OUT)
@@ -327,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe", nargs=2, metavar=("VARIANT", "JSON"),
                     help="constants overriding DEFAULTS[VARIANT]; prints the figures, writes no file")
     ap.add_argument("--depth", type=int, help="depth bound for --probe")
+    ap.add_argument("--verify", type=Path, metavar="FILE",
+                    help="measure every row of FILE again and say which differ")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args(argv)
     cpu = a.cpu or None
@@ -337,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if not a.tlc_jar.exists():
             raise Fail(f"no TLC jar at {a.tlc_jar}")
+        if a.verify:
+            return verify(a.tlc_jar, a.reference_spec, a.verify, cpu, a.logdir)
         if a.probe:
             variant, over = a.probe[0], json.loads(a.probe[1])
             if variant not in FOLDERS:

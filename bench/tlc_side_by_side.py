@@ -48,21 +48,12 @@ PROG = "tlc_side_by_side.py"
 # VIEW): distinct, generated, and depth in steps (TLC's "depth of the complete
 # state graph search" minus 1); kmc's counts must equal them.
 CONFIGS: dict[str, dict] = {
-    # 3 brokers, one ISR shrink by a leader; no faults. TLC and kmc: 283,873
-    # distinct, 855,577 generated, 42 steps (43 levels; issue 13).
-    "A": {"variant": "kip966",
-          "constants": {"BrokerCount": 3, "InitReplicationFactor": 3, "Values": ["A"], "MinISR": 2,
-                        "InitIsrSize": 2, "NoDataLossShutdownLimit": 0, "DataLossShutdownLimit": 0,
-                        "FenceBrokerLimit": 0, "LeaderShrinkIsrLimit": 1, "ReassignmentLimit": 0},
-          "tlc": {"distinct": 283_873, "generated": 855_577, "depth": 42}},
+    # 3 brokers, one ISR shrink by a leader; no faults (283,873 distinct, 42
+    # steps). TLC's figures: the row of tests/conformance/data/kraft-tlc-totals.json.
+    "A": {"variant": "kip966", "row": "kip966-b3s1", "constants": None, "tlc": None},
     # 2 brokers, one clean (log-keeping) shutdown and one ISR shrink: a longer,
-    # narrower graph than A (41 levels). TLC and kmc: 356,872 distinct,
-    # 886,915 generated, 40 steps (measured for issue 13).
-    "B": {"variant": "kip966",
-          "constants": {"BrokerCount": 2, "InitReplicationFactor": 2, "Values": ["A"], "MinISR": 1,
-                        "InitIsrSize": 2, "NoDataLossShutdownLimit": 1, "DataLossShutdownLimit": 0,
-                        "FenceBrokerLimit": 0, "LeaderShrinkIsrLimit": 1, "ReassignmentLimit": 0},
-          "tlc": {"distinct": 356_872, "generated": 886_915, "depth": 40}},
+    # narrower graph than A (356,872 distinct, 40 steps).
+    "B": {"variant": "kip966", "row": "kip966-b2n1s1", "constants": None, "tlc": None},
     # The KRaft controller quorum (kraft_quorum, reference kraft/kip_996), rows of
     # tests/conformance/data/quorum-tlc.json: two voters, one disruptive
     # election trigger, elections up to epoch 2 (q-h2-disrupt); three servers
@@ -95,8 +86,9 @@ CONFIGS: dict[str, dict] = {
 FOLDER = {("kraft", "kip966"): "kafka_data_replication/kraft/kip-966",
           ("kraft", "v3_5"): "kafka_data_replication/kraft/v3.5",
           ("kraft_quorum", "kip996"): "kraft/kip_996"}
-# a quorum configuration may name a row of the conformance data instead
-QUORUM_FIGURES = ROOT / "tests" / "conformance" / "data" / "quorum-tlc.json"
+# a configuration may name a row of the conformance data instead
+ROW_FIGURES = {"kraft_quorum": ROOT / "tests" / "conformance" / "data" / "quorum-tlc.json",
+               "kraft": ROOT / "tests" / "conformance" / "data" / "kraft-tlc-totals.json"}
 
 
 def model_of(cfg: dict) -> str:
@@ -111,7 +103,7 @@ def resolve_row(cfg: dict) -> dict:
     """A configuration that names a conformance row takes its constants and TLC's figures."""
     if cfg.get("row") is None:
         return cfg
-    rows = {r["name"]: r for r in json.loads(QUORUM_FIGURES.read_text())}
+    rows = {r["name"]: r for r in json.loads(ROW_FIGURES[model_of(cfg)].read_text())}
     row = rows[cfg["row"]]
     return {**cfg, "constants": row["constants"],
             "tlc": {"distinct": row["distinct"], "generated": row["generated"],

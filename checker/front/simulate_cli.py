@@ -23,7 +23,7 @@ whose [expect] then says `violated` (and `depth`: the steps of the shrunk
 counterexample) with `within_s` (the violation must be found within that
 many seconds of walking), or `outcome = "pass"` with `min_walks` (that many
 walks without a violation); `sometimes` and `quick` as for any spec. The
-seed is the spec's (0 if it names none), so the run is reproducible.
+run's seed is the spec's (0 if it names none), so the run is reproducible.
 
 Exit codes as `kmc check`: 0 nothing violated, 1 a property violated, 2 bad
 input (one `kmc: error:` line), 3 a model evaluation error.
@@ -442,7 +442,7 @@ class DurationType(click.ParamType):
               help="The run's seed (an integer): the same seed walks the same walks, on either engine "
                    "(default: the spec's, else drawn at random and printed).")
 @click.option("--swarm/--no-swarm", default=None,
-              help="Swarm verification: each batch of walks its own action weights, drawn from the seed.")
+              help="Swarm verification: each batch of walks its own action weights, drawn from the run's seed.")
 @click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
               help="Override a constant; VALUE is a TOML value: 3, false, '\"A\"', '[\"A\", \"B\"]'.")
 @click.option("--invariant", "-i", "invariants", multiple=True, metavar="NAME",

@@ -131,7 +131,7 @@ def coverage_table(generated: dict[str, int], distinct: dict[str, int], exhauste
 
 def simulation_verdict(summary: dict) -> tuple[str, list, str]:
     """A simulation's verdict, figures and how it ran (kmc simulate: random
-    walks, not a search of every state): the seed, the walks, the shrinking."""
+    walks, not a search of every state): the run's seed, the walks, the shrinking."""
     sim = summary["simulate"]
     violations = summary.get("violations", [])
     shrink = sim.get("shrink")

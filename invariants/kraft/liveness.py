@@ -348,7 +348,7 @@ def kraft_temporal(model) -> list[TemporalProperty]:
             "empty); as TLC parses the reference: adding # {} initially \\/ (removing # {} ~> done)",
             ("con_partition_metadata",), "",
             _never_reassigned),
-        # kmc's own (issue 16, v3.5 description 2.8 and KIP-966 description 5.3): availability
+        # kmc's own (v3.5 description 2.8 and KIP-966 description 5.3): availability
         TemporalProperty(
             "EventuallyHasLeader", single(LeadsTo(leaderless, has_leader)),
             "a leaderless partition eventually gets a leader again - under the reference "

@@ -232,8 +232,8 @@ def unclean_leader_lacks_acked_record(model):
 
 def zombie_leader(model):
     """ZombieLeader: a running broker acts as leader while the znode names
-    another leader, or the same in a later epoch (two leaders at once, seed
-    003 open issue 2)."""
+    another leader, or the same in a later epoch (two leaders at once: the 0.8
+    replication design, "Open Issues" item 2)."""
     replicas = tuple(model.replicas)
 
     def ZombieLeader(s) -> bool:

@@ -1,12 +1,14 @@
 """`zk`: ZooKeeper-era Kafka replication of one partition, with and without
 KIP-101 leader epochs.
 
-Built from the seeds, not from a reference specification: 003 (the 0.8
-high-level design: ISR, HW, flush and HW checkpoint, failure handling,
-replica placement), 001 (the V2 detailed design: ZooKeeper paths, leader
-election, becomeLeader / becomeFollower, the commit thread, fetching) and
-004 (KIP-101: the two failure scenarios of HW truncation and the leader-epoch
-fix; unclean leader election).
+Built from Kafka's design documents, not from a reference specification
+(docs/sources.md): the 0.8 replication design (the Apache Kafka wiki's
+"Kafka Replication": ISR, HW, flush and HW checkpoint, failure handling,
+replica placement), the detailed design V2 ("Kafka Detailed Replication
+Design V2": ZooKeeper paths, leader election, becomeLeader /
+becomeFollower, the commit thread, fetching) and KIP-101 (the two failure
+scenarios of HW truncation and the leader-epoch fix; unclean leader
+election).
 
 Variants:
 - `hw_truncation`: a follower that restarts or becomes follower truncates to
@@ -30,10 +32,10 @@ process crash, controlled shutdown, restart, session expiry), storage (flush,
 HW checkpoint), replica (roles, truncation, commit, ISR), fetch, producer
 (Acks all or 1), consumer (Consumer = true: an observer reading up to a
 leader's HW), ghost (acknowledged records for the properties), placement
-(the seed's replica placement rule), state, config, model (Init / Next:
+(the 0.8 replication design's replica placement rule), state, config, model (Init / Next:
 ZkModel).
 
-Modelling choices (each one a reading of the seeds; a different reading is a
+Modelling choices (each one a reading of these documents; a different reading is a
 new variant or constant, not an edit):
 1. ZooKeeper is one atomic step per operation; the leader, its epoch and the
    ISR share one versioned znode, as in 0.8. Election = registration: the

@@ -199,8 +199,8 @@ def expire_session(k, s, b, out):
     """ExpireSession(b): b's ZooKeeper session expires (a long GC pause, a
     network partition from ZooKeeper) while the process keeps running: its
     ephemeral entries go, and a leader carries on as a zombie until it
-    re-registers or is told otherwise (0.8 replication design, open issue 2: "multiple
-    leaders for the same partition at the same time"). Bounded by
+    re-registers or is told otherwise (0.8 replication design, "Open Issues"
+    item 2: "multiple leaders for the same partition at the same time"). Bounded by
     SessionExpiryLimit."""
     f = s.faults
     if not s.running[b] or b not in s.zk_live or f.expiries >= k.session_expiry_limit:

@@ -24,7 +24,7 @@ _STR_CHOICES = {"Election": ELECTIONS, "BrokerEpochs": BROKER_EPOCHS, "Acks": AC
 CONSTANTS = (
     Constant("BrokerCount", int, 2, "number of brokers, ids 0..BrokerCount-1 (0.8 replication design: broker-0, ...)"),
     Constant("ReplicationFactor", int, 2,
-             "assigned replicas of the partition, placed by the seed's placement rule (placement.py)"),
+             "assigned replicas of the partition, placed by the 0.8 replication design's rule (placement.py)"),
     Constant("Values", (list, str), ["A"], "values the producer may write; each is written at most once"),
     # faults, each bounded (the names and meanings of the kraft storage variants)
     Constant("PowerLossLimit", int, 2,

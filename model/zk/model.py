@@ -67,7 +67,7 @@ class ZkModel:
         self.constants = cfg
         n = self.n = cfg["BrokerCount"]
         self.brokers = tuple(range(n))
-        # the partition's assigned replicas: partition 0 under the seed's rule
+        # the partition's assigned replicas: partition 0 under the 0.8 replication design's rule
         self.replicas = tuple(assign_replicas(n, 1, cfg["ReplicationFactor"])[0])
         self.values = tuple(cfg["Values"])
         self.power_loss_limit = cfg["PowerLossLimit"]

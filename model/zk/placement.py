@@ -1,7 +1,7 @@
 """Replica placement of the ZooKeeper-era high-level design (0.8 replication design,
 "Replica placements / Initial placement").
 
-The seed's words: "We sort the list of brokers and the list of partitions.
+The design's words: "We sort the list of brokers and the list of partitions.
 If there are n brokers, we assign the ith partition to the (i mod n)th broker.
 The first replica of this partition will reside on this assigned broker and
 is referred to as the preferred replica of this partition. We want to place
@@ -23,14 +23,14 @@ What the rule does (measured by the tests, not just claimed):
 - preferred replicas are spread evenly (counts differ by at most one);
 - the rule is only valid while k + j never reaches n: once a broker has more
   than n - RF + 1 partitions, (i + j + k) mod n wraps onto broker i itself and
-  a partition gets two replicas on one broker (with the seed's own example of
+  a partition gets two replicas on one broker (with the design's own example of
   3 brokers and 100 partitions, RF 2, partition 6 is placed twice on broker 0);
 - where it is valid, the followers of a failed broker's partitions cover
   brokers i+1 .. i+m+RF-2: all n-1 survivors only when m >= n - RF + 1,
   so exactly when m = n - RF + 1; then each survivor holds between 1 and
   min(RF-1, m) of them (even only for RF = 2). The new leaders (the
   first follower, j = 1) land on m brokers only: for RF > 2 fewer than n - 1.
-- the figure the seed cites ("p0 to p14 on broker-0 to broker-4 ... if
+- the figure the design gives ("p0 to p14 on broker-0 to broker-4 ... if
   broker-0 goes down, partitions p0, p1, and p2 can be served from all
   remaining 4 brokers") numbers partitions per broker (p0, p1, p2 on broker-0,
   contiguous), not round robin (p0, p5, p10): read with our indexing, broker-0's
@@ -39,7 +39,7 @@ What the rule does (measured by the tests, not just claimed):
 
 `assign_replicas` is the collision-free form Kafka shipped (AdminUtils
 .assignReplicasToBrokers: the follower shift is 1 + (shift + j) mod (n - 1),
-never 0): it equals the seed's rule wherever that is valid and keeps the
+never 0): it equals the design's rule wherever that is valid and keeps the
 spread for any number of partitions. The model places its partition with it.
 """
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _check(n: int, partitions: int, rf: int) -> None:
 
 
 def design_placement(n: int, partitions: int, rf: int) -> list[tuple[int, ...]]:
-    """The seed's rule, literally: partition p's replicas, preferred first.
+    """The design's rule, literally: partition p's replicas, preferred first.
     Partition p goes to broker i = p mod n as its k = p div n-th partition;
     follower j (1..rf-1) goes to (i + j + k) mod n. May repeat a broker."""
     _check(n, partitions, rf)
@@ -69,7 +69,7 @@ def design_placement(n: int, partitions: int, rf: int) -> list[tuple[int, ...]]:
 
 
 def assign_replicas(n: int, partitions: int, rf: int) -> list[tuple[int, ...]]:
-    """The seed's rule with Kafka's fix: follower j of broker i's k-th
+    """The design's rule with Kafka's fix: follower j of broker i's k-th
     partition goes to i + 1 + ((k + j - 1) mod (n - 1)), mod n. Distinct
     brokers per partition; equal to design_placement while k + rf - 1 < n."""
     _check(n, partitions, rf)

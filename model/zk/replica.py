@@ -2,9 +2,10 @@
 truncation each variant does then), the leader's commit (HW) and ISR
 maintenance, and OffsetsForLeaderEpoch (KIP-101).
 
-Seeds: 003 "Synchronous replication" and "Failure scenarios"; 001 (V2)
+Sources (docs/sources.md): the 0.8 replication design, "Synchronous
+replication" and "Failure scenarios"; the detailed design V2,
 becomeFollower, becomeLeader, the commit thread, the follower's HW rule;
-004 (KIP-101) for the leader-epoch truncation.
+KIP-101 for the leader-epoch truncation.
 """
 from __future__ import annotations
 

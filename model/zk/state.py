@@ -1,7 +1,7 @@
 """State of the `zk` model: ZooKeeper, the brokers' replicas of one partition,
 the fetch responses in flight, and ghost variables for the properties.
 
-Brokers are 0..n-1 as in the seeds ("broker-0"); a per-broker variable is a
+Brokers are 0..n-1 as in the 0.8 replication design ("broker-0"); a per-broker variable is a
 tuple indexed by broker id. Offsets are 0-based as in Kafka: the record at
 offset o is log[o], LEO = len(log), the HW is the offset of the first record
 not yet committed (detailed design V2: "HW <= means all the committed messages").

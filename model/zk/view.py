@@ -4,7 +4,7 @@ controller), each broker's role, log (offset:value e<leader epoch>), HW,
 what is flushed and checkpointed, the fetches and elections between them,
 and which acknowledged record got lost and at which step.
 
-Brokers are named as the seeds name them: broker-0, broker-1, ... (the
+Brokers are named as the 0.8 replication design names them: broker-0, broker-1, ... (the
 model's ids, model/zk/state.py). The model's fetch is one step
 (HandleFetch(leader, follower) answers the follower's request; the response
 is in flight in `fetch_response`), so the diagram draws the request and

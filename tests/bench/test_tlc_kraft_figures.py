@@ -87,3 +87,31 @@ def test_bad_input_is_one_line():
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.strip().splitlines() == [
         "tlc_kraft_figures.py: unknown configuration(s) nope"]
+
+
+def test_verify_says_which_rows_differ(tmp_path, monkeypatch, capsys):
+    """--verify: each row of a file measured again (TLC stood in for here),
+    "same" or "DIFFERENT" with both sides, exit 1 when any row differs."""
+    import json
+    rows = [{"name": "a", "variant": "kip966", "constants": {}, "distinct": 4, "generated": 6, "levels": 3,
+             "per_level_distinct": [1, 2, 1], "per_action_generated": {"SendFetchRequest": 5}},
+            {"name": "v", "variant": "v3_5", "constants": {}, "violated": "LeaderCompletenessProperty",
+             "steps": 1, "actions": ["UncleanShutdown(1)"]}]
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps(rows))
+    measured = {"a": dict(rows[0]),
+                "v": {"outcome": {"violation": "LeaderCompletenessProperty", "steps": 1,
+                                  "actions": ["UncleanShutdown(1)"]}}}
+
+    def fake_run_tlc(jar, ref, variant, constants, depth, cpu, logdir, label):
+        res = {**dict.fromkeys(("outcome", "distinct", "generated", "levels")), **measured[label]}
+        return {**res, "tlc_version": "TLC2 Version x", "tlc_wall_s": 1.0, "date": "d",
+                "load_avg_1m": [0, 0]}
+
+    monkeypatch.setattr(tkf, "run_tlc", fake_run_tlc)
+    assert tkf.verify(Path("jar"), Path("ref"), path, None, None) == 0
+    assert capsys.readouterr().out.count(": same (") == 2
+    measured["a"]["per_level_distinct"] = [1, 1, 2]
+    assert tkf.verify(Path("jar"), Path("ref"), path, None, None) == 1
+    out = capsys.readouterr().out
+    assert "a: DIFFERENT" in out and "[1, 1, 2]" in out and "v: same" in out

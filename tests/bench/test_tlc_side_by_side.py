@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "bench" / "tlc_side_by_side.py"
 
 # TLC's figures for reference configuration kip966-b2s1: from
-# shared/reference/kraft-tlc.json (TLC built from tlaplus/tlaplus cc6b616 on
+# tests/conformance/data/kraft-tlc.json (TLC built from tlaplus/tlaplus cc6b616 on
 # Vanlightly/kafka-tlaplus 823615e, kip-966 folder, -workers 1 -deadlock, no
 # VIEW): 367 distinct, 718 generated, 18 levels (17 steps).
 B2S1_CONSTANTS = {"BrokerCount": 2, "InitReplicationFactor": 2, "Values": ["A"], "MinISR": 1,

@@ -61,15 +61,14 @@ def test_no_spec_and_no_resume_is_one_line():
     assert r.returncode == 2 and r.stderr.startswith("kmc: error: missing argument SPEC")
 
 
-def test_ctrl_c_before_the_first_kept_level_keeps_the_newest_finished_one(tmp_path):
+def test_ctrl_c_before_the_first_kept_level_keeps_the_newest_finished_one(tmp_path, process_group):
     """A default run keeps its levels from one of 50,000 states; a ^C (to the
     process group, as a terminal sends it) before that keeps the newest
     finished level, and the run goes on from it to the uninterrupted answer."""
     args = ["--depth", "9", "--engine", "local"]
     out = tmp_path / "ck"
-    p = subprocess.Popen(KMC + ["check", str(KIP966), *args, "--out", str(out)], cwd=ROOT,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+    p = process_group(KMC + ["check", str(KIP966), *args, "--out", str(out)], cwd=ROOT,
+                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert p.stderr.readline().startswith("kmc: checking")
     time.sleep(3)   # (a few levels in: level 8, 35,735 states, is the last below 50,000)
     os.killpg(p.pid, signal.SIGINT)

@@ -28,7 +28,7 @@ from lasso_check import check_lasso  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 FILES = ("kraft-tlc-liveness.json",       # the reference measurements
-         "kraft-tlc-liveness-more.json")  # more configurations, measured for issue 16
+         "kraft-tlc-liveness-more.json")  # more configurations (data/PROVENANCE.md)
 SLOW_DISTINCT = 100_000                   # groups with a bigger graph run as `slow`,
 KNOWN_BIG = {"kip966-b2-shrink1-dataloss1"}  # and this one (176,736 states; TLC stops early)
 

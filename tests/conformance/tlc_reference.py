@@ -58,3 +58,11 @@ def reassignment_figures() -> list[dict]:
     bounded to N steps, or stopped at a violated invariant)."""
     with open(DATA / "kraft-tlc-reassignment.json") as f:
         return json.load(f)
+
+
+def totals() -> dict[str, dict]:
+    """kraft-tlc-totals.json by row name: TLC's distinct and generated states
+    and levels for configurations bounded to N steps (with or without the
+    .cfg's VIEW) or too big for the per-level rows of kraft-tlc.json."""
+    with open(DATA / "kraft-tlc-totals.json") as f:
+        return {row["name"]: row for row in json.load(f)}

@@ -141,7 +141,7 @@ def test_equal_states_encode_equally_across_hash_seeds():
         out = subprocess.run([sys.executable, "-c", _CHILD], env=env, cwd=ROOT, check=True,
                              capture_output=True, text=True).stdout
         outputs.append(json.loads(out))
-    # the seeds really change set iteration order (so this test can fail) ...
+    # the hash seeds really change set iteration order (so this test can fail) ...
     assert len({json.dumps(o["order"]) for o in outputs}) > 1
     # ... and never the encoding or the fingerprint
     assert all(o["enc"] == outputs[0]["enc"] for o in outputs)

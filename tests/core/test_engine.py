@@ -118,7 +118,7 @@ def test_deadlock_is_off_by_default_and_found_at_the_shortest_depth():
     g = explicit_graph(model)
     levels = bfs_levels(model)
     dead = [levels[n] for n in levels if g.out_degree(n) == 0]
-    assert dead, "the seed must reach a node without out-edges"
+    assert dead, "graph seed 3 must reach a node without out-edges"
     props = [p for p in props if p.name == "NotTarget"]
     assert check(model, props, CheckOptions()).outcome == "pass"
     r = check(model, props, CheckOptions(check_deadlock=True))

@@ -113,3 +113,37 @@ def test_sources_page_names_each_public_document():
                  "kafka_data_replication/kraft/kip-966/description/", "kraft/kip_996",
                  "Kafka Replication", "Kafka Detailed\n  Replication Design V2", "KIP-101"):
         assert name in text, name
+
+
+# ---- no internal references ----------------------------------------------------
+# A tracker's issue number and "the seed(s)" as a document mean nothing to a
+# user: cite the public source (docs/sources.md), a KIP or a Kafka JIRA
+# (KAFKA-7152). A random run's seed is "the run's seed". Lines are joined
+# (comment markers dropped), so a reference split over two lines is seen too.
+INTERNAL = re.compile(r"\bthe seeds?\b|\bissue \d+\b|\bseeds?\W{0,3}0\d\d", re.IGNORECASE)
+
+
+def _joined(text: str) -> str:
+    return re.sub(r"\s*\n\s*(?:#+\s*)?", " ", text)
+
+
+def test_the_internal_pattern_is_seen():
+    assert INTERNAL.search(_joined("as the " + "seed's rule says")) and INTERNAL.search("(issue " + "16)")
+    assert INTERNAL.search(_joined("two leaders, seed\n    # " + "003 says"))
+    assert not INTERNAL.search("the run's seed, swarm") and not INTERNAL.search('"Open Issues" item 2')
+    assert not INTERNAL.search("KAFKA-7152") and not INTERNAL.search("seeded bugs")
+
+
+def test_no_text_makes_an_internal_reference():
+    this = Path(__file__).resolve()
+    found = []
+    for path in _project_text_files():
+        if path.resolve() == this:
+            continue
+        try:
+            text = _joined(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError:
+            continue
+        found += [f"{path.relative_to(ROOT)}: ...{text[max(0, m.start() - 40):m.end() + 20]}..."
+                  for m in INTERNAL.finditer(text)]
+    assert found == [], "cite docs/sources.md's public documents instead"

@@ -111,15 +111,16 @@ def _children(pid: int) -> set:
     return out
 
 
-def _parallel_run(tmp_path, args: list, **popen) -> tuple:
-    """kmc check of the kip966 reference with `args`, until its two forked
-    workers run (and a moment more): (the process, the workers' pids)."""
+def _parallel_run(popen, tmp_path, args: list, **kw) -> tuple:
+    """kmc check of the kip966 reference with `args` (popen: the process_group
+    fixture), until its two forked workers run (and a moment more): (the
+    process, the workers' pids)."""
     (tmp_path / "tmp").mkdir()
     env = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), "KMC_AUTO_THRESHOLD": "300",
            "KMC_AUTO_WORKERS": "2"}
-    p = subprocess.Popen([sys.executable, "-m", "checker.front.cli", "check",
-                          "specs/kraft-kip966-reference.toml", *args, "--out", str(tmp_path / "res")],
-                         cwd=ROOT, env=env, stdin=subprocess.DEVNULL, **popen)
+    p = popen([sys.executable, "-m", "checker.front.cli", "check",
+               "specs/kraft-kip966-reference.toml", *args, "--out", str(tmp_path / "res")],
+              cwd=ROOT, env=env, stdin=subprocess.DEVNULL, **kw)
     workers: set = set()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(workers) < 2:
@@ -136,13 +137,10 @@ def _alive(pids) -> list:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
-def test_ctrl_c_leaves_nothing_behind(tmp_path):
+def test_ctrl_c_leaves_nothing_behind(tmp_path, process_group):
     # the reference configuration to depth 10: several seconds on the workers
-    p, workers = _parallel_run(tmp_path, ["--depth", "10"], text=True, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE,
-                               # SIGINT as a terminal gives it, even to a test run in the
-                               # background (a shell's `&` job ignores SIGINT, and so would kmc)
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    p, workers = _parallel_run(process_group, tmp_path, ["--depth", "10"], text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
@@ -155,11 +153,11 @@ def test_ctrl_c_leaves_nothing_behind(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
-def test_workers_of_a_killed_run_go_too(tmp_path):
+def test_workers_of_a_killed_run_go_too(tmp_path, process_group):
     """SIGKILL (the OOM killer, kill -9) gives the parent no chance to stop
     its workers: each then finds its result pipe without a reader and exits,
     rather than blocking on it forever (it holds no copy of the read end)."""
-    p, workers = _parallel_run(tmp_path, ["--depth", "11", "--no-checkpoint", "-q"],
+    p, workers = _parallel_run(process_group, tmp_path, ["--depth", "11", "--no-checkpoint", "-q"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     p.kill()
     p.wait(timeout=10)

@@ -1,5 +1,5 @@
 """`kmc simulate`: the summary (--json), the run folder (the shrunk trace as
-text, JSON, ITF and HTML, the walk as walked), the seed, exit codes, and
+text, JSON, ITF and HTML, the walk as walked), the run's seed, exit codes, and
 bad input: exit 2 with one `kmc: error:` line."""
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_same_seed_same_summary(tmp_path):
 
 
 def test_a_random_seed_is_printed_and_written(tmp_path):
-    # (the header line names the seed; -q leaves it out)
+    # (the header line names the run's seed; -q leaves it out)
     r = invoke("simulate", TWOPHASE, "--walks", "5", "--out", tmp_path, "--json")
     s = summary_of(r)
     assert isinstance(s["seed"], int) and f"seed {s['seed']}" in r.stderr

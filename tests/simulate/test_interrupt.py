@@ -16,13 +16,12 @@ SAFE = ROOT / "specs" / "simulate" / "kip966-storage-3b-minisr-minus-one-power-l
 KMC = [sys.executable, "-m", "checker.front.cli"]
 
 
-def interrupt(tmp_path: Path, *args: str, wait: str, after: float) -> tuple[int, str]:
-    """Start kmc simulate in its own process group, wait for a stderr line
+def interrupt(popen, tmp_path: Path, *args: str, wait: str, after: float) -> tuple[int, str]:
+    """Start kmc simulate in its own process group (popen: the process_group
+    fixture, which kills it if the test fails), wait for a stderr line
     starting with `wait`, then `after` seconds, then SIGINT to the group."""
-    p = subprocess.Popen(KMC + ["simulate", str(SAFE), "--walks", "100000000", "--out",
-                                str(tmp_path / "out"), *args],
-                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
+    p = popen(KMC + ["simulate", str(SAFE), "--walks", "100000000", "--out", str(tmp_path / "out"), *args],
+              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = []
     for line in p.stderr:
         seen.append(line)
@@ -44,20 +43,20 @@ def check(code: int, err: str, tmp_path: Path) -> None:
     assert not list((tmp_path / "out").glob("*/*"))   # nothing written
 
 
-def test_local(tmp_path):
-    code, err = interrupt(tmp_path, "--engine", "local", wait="kmc: simulating", after=2)
+def test_local(tmp_path, process_group):
+    code, err = interrupt(process_group, tmp_path, "--engine", "local", wait="kmc: simulating", after=2)
     check(code, err, tmp_path)
 
 
-def test_auto(tmp_path):
+def test_auto(tmp_path, process_group):
     # the default engine: a forked walker per core; the parent sums up the batches it took
-    code, err = interrupt(tmp_path, wait="kmc: simulating", after=3)
+    code, err = interrupt(process_group, tmp_path, wait="kmc: simulating", after=3)
     check(code, err, tmp_path)
 
 
-def test_spark(tmp_path):
+def test_spark(tmp_path, process_group):
     pytest.importorskip("pyspark")
     # the executors' walks have begun: a progress line from Spark's waves
-    code, err = interrupt(tmp_path, "--engine", "spark", "--master", "local[2]",
+    code, err = interrupt(process_group, tmp_path, "--engine", "spark", "--master", "local[2]",
                           wait="kmc: simulate: ", after=1)
     check(code, err, tmp_path)

@@ -1,6 +1,6 @@
-"""A simulation's results say it was one: report.html names the seed, the
+"""A simulation's results say it was one: report.html names the run's seed, the
 walks, the shrinking and the [expect] verdict, not BFS levels or a queue;
-the trace page's reproduce line is the `kmc simulate` command, with the seed,
+the trace page's reproduce line is the `kmc simulate` command, with its seed,
 that walks the same violation again."""
 from __future__ import annotations
 

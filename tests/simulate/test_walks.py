@@ -1,6 +1,6 @@
 """Random walks (checker/search/simulate.py): the same seed walks the same walks
 whatever batches they fall in, every state is checked, counts are exact,
-weights and swarm weights are drawn from the seed."""
+weights and swarm weights are drawn from the run's seed."""
 from __future__ import annotations
 
 import dataclasses

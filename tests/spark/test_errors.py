@@ -152,7 +152,7 @@ def test_levels_the_driver_finished_stay_resumable(tmp_path, not_a_master):
     assert (run / "levels" / "level-00001" / "stats.json").is_file()
 
 
-def test_ctrl_c_under_spark_is_one_line(tmp_path):
+def test_ctrl_c_under_spark_is_one_line(tmp_path, process_group):
     """Ctrl-C (SIGINT to the whole process group, as a terminal sends it)
     while the executors run a level: "kmc: interrupted", exit 130, no py4j
     traceback; the finished levels stay."""
@@ -161,21 +161,17 @@ def test_ctrl_c_under_spark_is_one_line(tmp_path):
     import time
     from spark_helpers import kmc_spark_command
     spec = str(ROOT / "specs" / "kraft-kip966-reference.toml")
-    proc = subprocess.Popen(kmc_spark_command() + [spec, "--master", LOCAL_MASTER, "--out", str(tmp_path)],
-                            cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = process_group(kmc_spark_command() + [spec, "--master", LOCAL_MASTER, "--out", str(tmp_path)],
+                         cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
     lines = []
-    try:
-        for line in proc.stderr:
-            lines.append(line)
-            if "level 9:" in line:
-                break
-        time.sleep(2)  # level 10 is on the executors now
-        os.killpg(proc.pid, signal.SIGINT)
-        _, rest = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    for line in proc.stderr:
+        lines.append(line)
+        if "level 9:" in line:
+            break
+    time.sleep(2)  # level 10 is on the executors now
+    os.killpg(proc.pid, signal.SIGINT)
+    _, rest = proc.communicate(timeout=120)
     err = "".join(lines) + rest
     assert proc.returncode == 130, err
     assert "kmc: interrupted" in err

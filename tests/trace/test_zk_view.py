@@ -1,5 +1,5 @@
 """The zk model's own trace view (model/zk/view.py): a column per broker named
-as the seeds name them (broker-0, ...), only what changed per step, fetches
+as the 0.8 replication design names them (broker-0, ...), only what changed per step, fetches
 and elections on a sequence diagram, a headline naming the lost record and
 the step where the promise broke; text, ITF and the page in headless
 chromium. (The layering: tests/core/test_layers.py.)"""

@@ -1,5 +1,5 @@
 """The replica placement rule of the 0.8 replication design ("Replica placements"), tested
-against what the seed claims, including where the claim does not hold.
+against what the design claims, including where the claim does not hold.
 
 Claims (0.8 replication design): "we assign the ith partition to the (i mod n)th broker"
 (preferred replicas spread evenly); "The jth replica of partition k will be

@@ -1,7 +1,7 @@
 """Unit tests of the zk model's actions on small runs from the initial state.
 
 Each test drives the model with named actions (Action(name, params)) and
-checks the effect the seeds describe: the two-phase HW propagation, commits
+checks the effect Kafka's design documents describe (docs/sources.md): the two-phase HW propagation, commits
 and acknowledgements, ISR maintenance under the znode version, the three
 stops (power loss, process crash, controlled shutdown) and recovery from the
 flushed log and checkpointed HW, both truncation rules, elections racing
