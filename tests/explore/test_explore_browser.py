@@ -217,7 +217,7 @@ def test_keyboard_shortcuts(browser, spec_server):
     assert b.eval("document.getElementById('help').hidden") is True
     b.press("?")
     assert b.eval("document.getElementById('help').hidden") is False
-    # a key typed into the seed field is the field's, not a shortcut
+    # a key typed into the random-steps seed input is that input's, not a shortcut
     b.eval("document.querySelector('#random input[name=seed]').focus()")
     before = b.eval("location.href")
     b.press("1")
