@@ -38,7 +38,7 @@ as in the reference; TestLiveness adds the reference's liveness conditions.
 from __future__ import annotations
 
 from model.base import ModelDef
-from model.kraft_quorum.config import CONSTANTS, VARIANTS, budget
+from model.kraft_quorum.config import VARIANT_CONSTANTS, budget
 
 
 def build(variant: str, constants: dict):
@@ -50,7 +50,7 @@ def build(variant: str, constants: dict):
 MODEL = ModelDef(
     name="kraft_quorum",
     doc="KRaft's controller quorum (KIP-595 Raft, KIP-853 dynamic voters, KIP-996 pre-vote)",
-    variants={name: CONSTANTS for name in VARIANTS},
+    variants=VARIANT_CONSTANTS,
     build=build,
     budget=budget,
 )
