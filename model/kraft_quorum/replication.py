@@ -98,7 +98,7 @@ def handle_client_request(model, st, s: int, out: list) -> None:
               "inv_sent": st.inv_sent | {v}}
         if single:
             ch["hwm"] = put(st.hwm, s, len(new_log))
-            if model.single_voter_leads and not model.storage:
+            if leads_alone(model, st, s) and not model.storage:
                 ack_single_voter(st, s, ch)
         out.append((model.act("HandleClientRequest", s), st._replace(**ch)))
 

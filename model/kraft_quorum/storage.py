@@ -21,7 +21,7 @@ acknowledges before it flushes) makes FlushLog a step like any other.
 """
 from __future__ import annotations
 
-from model.kraft_quorum.replication import ack_single_voter
+from model.kraft_quorum.replication import ack_single_voter, leads_alone
 from model.kraft_quorum.state import MsgType, Role, at, put
 
 
@@ -44,7 +44,7 @@ def flush_log(model, st, s: int, out: list) -> None:
     if at(st.state, s) == Role.DeadNoState or not unflushed(st, s):
         return
     ch = {"flushed": put(st.flushed, s, len(at(st.log, s)))}
-    if at(st.state, s) == Role.Leader and at(st.config, s).members == {s} and model.single_voter_leads:
+    if at(st.state, s) == Role.Leader and leads_alone(model, st, s):
         # a single voter committed before its flush; its listeners hear of it after
         ack_single_voter(st, s, ch)
     out.append((model.act("FlushLog", s), st._replace(**ch)))
