@@ -74,8 +74,8 @@ _SOMETIMES = (
      lambda m: m.single_voter_leads and m.constants["MinClusterSize"] <= 1),
     ("NewFollowerState", lambda m: witnesses.new_follower_state,
      ("server_ids", "state", "fetch_state"),
-     "a follower whose last fetch succeeded has not fetched from its present leader "
-     "(FollowerState = new)", lambda m: m.new_follower_state and m.variant_flags.pre_vote),
+     "a follower that a fenced fetch moved to its leader's later epoch has not fetched from it "
+     "yet (FollowerState = new)", lambda m: m.new_follower_state and m.variant_flags.pre_vote),
     ("LeaderDeposed", lambda m: witnesses.leader_deposed,
      ("server_ids", "state", "current_epoch", "config"),
      "a leader leads an epoch a majority of its configuration has passed",

@@ -3,7 +3,7 @@ the invariants are about do get reached. Each is reported with the depth
 where it was first seen, or as never witnessed."""
 from __future__ import annotations
 
-from model.kraft_quorum.state import FetchResult, MsgType, Role
+from model.kraft_quorum.state import Error, FetchResult, MsgType, Role
 
 AFTER_PRE_VOTE = (Role.Follower, Role.Unattached)
 
@@ -95,22 +95,24 @@ def fetched_unflushed(st) -> bool:
 
 def single_voter_committed(st) -> bool:
     """SingleVoterCommitted (SingleVoterLeads): a leader alone in its
-    configuration has its high watermark at an entry of its epoch."""
+    configuration has its high watermark past the initial configuration, at
+    an entry of its epoch."""
     for s in range(len(st.server_ids)):
-        if (st.state[s] == Role.Leader and st.config[s].members == {s + 1} and st.hwm[s]
+        if (st.state[s] == Role.Leader and st.config[s].members == {s + 1} and st.hwm[s] > 1
                 and st.log[s][st.hwm[s] - 1].epoch == st.current_epoch[s]):
             return True
     return False
 
 
 def new_follower_state(st) -> bool:
-    """NewFollowerState (FollowerState = "new"): a follower whose last fetch
-    succeeded has not fetched from its present leader (a new FollowerState
-    after it moved to another leader or epoch)."""
+    """NewFollowerState (FollowerState = "new"): a follower that a fenced fetch
+    moved to its leader's later epoch has not fetched from it yet (a new
+    FollowerState; the reference keeps has_fetch_success across the move)."""
     for s in range(len(st.server_ids)):
         fs = st.fetch_state[s]
-        if (st.state[s] == Role.Follower and not fs.has_fetch_success
-                and fs.last_fetch_res is not None and fs.last_fetch_res.error is None):
+        last = fs.last_fetch_res
+        if (st.state[s] == Role.Follower and not fs.has_fetch_success and last is not None
+                and last.error == Error.FencedLeaderEpoch and last.peer == st.leader[s]):
             return True
     return False
 

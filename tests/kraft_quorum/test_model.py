@@ -130,3 +130,22 @@ def test_states_survive_their_plain_form():
         assert all(type(a) is type(b) for a, b in zip(back.state, s.state))
         n += 1
     assert n > 1000
+
+
+def test_a_fetch_at_offset_0_accepted_is_an_evaluation_error_as_in_tlc():
+    """With fetch_from_stale_epoch a new server's first fetch (offset 0,
+    epoch 0) passes the position check; the reference then reads log[0],
+    outside the log's domain, and TLC stops with an evaluation error. So
+    does kmc, with the trace to it: the server starts, the leader adds it,
+    and the fetch is accepted in the third step."""
+    import pytest
+
+    from checker.search.errors import EngineEvaluationError
+    model, props = build("kraft_quorum", "kip996", {
+        **SMALL, "Hosts": ["h1", "h2", "h3", "h4"], "MaxSpawnedServers": 4, "MaxClusterSize": 4,
+        "MaxAddReconfigs": 1, "MaxRestarts": 0, "MaxDisruptiveElectionTriggers": 0,
+        "Mutants": ["fetch_from_stale_epoch"]})
+    with pytest.raises(EngineEvaluationError) as e:
+        check(model, props, CheckOptions(max_depth=4))
+    assert "AcceptFetchRequest" in e.value.detail and "log[1][0]" in e.value.detail
+    assert [a.name for a, _ in e.value.trace[1:]] == ["StartNewServer", "AcceptAddVoterRequest"]
