@@ -101,7 +101,8 @@ class QuorumModel:
         self.init_size = cfg["InitClusterSize"]
         self.max_servers = cfg["MaxSpawnedServers"]
         self.storage = cfg["MaxPowerLosses"] > 0
-        self.flush_before_fetch = cfg["VoterFlush"] != "lazy"
+        # a server flushes its appends before its other steps (not "lazy")
+        self.flush_first = cfg["VoterFlush"] != "lazy"
         # a leader whose appends are not flushed answers the fetches that wait at its end
         self.end_offset_first = cfg["VoterFlush"] == "end_offset_first"
         self.node_id_identity = cfg["VoterIdentity"] == "node_id"
@@ -131,7 +132,7 @@ class QuorumModel:
                                          if r in roles and n in _FAULTS) for r in Role}
         self._pairs_by_role = {r: tuple(f for _, f, roles in PAIR_ACTIONS if r in roles)
                                for r in Role}
-        self._held = self.storage and self.flush_before_fetch
+        self._held = self.storage and self.flush_first
         self.action_names = tuple(n for n in REFERENCE_ACTIONS
                                   if flags.pre_vote or n != "ConcludePreVote") + tuple(
             n for n, _, _ in server_actions if n not in REFERENCE_ACTIONS)

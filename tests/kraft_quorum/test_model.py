@@ -149,3 +149,33 @@ def test_a_fetch_at_offset_0_accepted_is_an_evaluation_error_as_in_tlc():
         check(model, props, CheckOptions(max_depth=4))
     assert "AcceptFetchRequest" in e.value.detail and "log[1][0]" in e.value.detail
     assert [a.name for a, _ in e.value.trace[1:]] == ["StartNewServer", "AcceptAddVoterRequest"]
+
+
+def test_where_the_reference_departs_from_kafka_kip996_keeps_the_reference_and_kip853_is_kafkas():
+    kafka = {"SingleVoterLeads": True, "FollowerState": "new", "CheckQuorum": "fetch",
+             "FollowerHwm": "monotonic"}
+    reference, _ = build("kraft_quorum", "kip996", SMALL)
+    assert {k: reference.constants[k] for k in kafka} == {
+        "SingleVoterLeads": False, "FollowerState": "kept", "CheckQuorum": "connectivity",
+        "FollowerHwm": "leader"}
+    assert "CheckQuorumRestart" not in reference.action_names
+    model, _ = build("kraft_quorum", "kip853", SMALL)
+    assert {k: model.constants[k] for k in kafka} == kafka
+    assert "CheckQuorumRestart" in model.action_names
+    assert "fetched_voters" in model.variables and "fetched_voters" not in reference.variables
+
+
+def test_a_leader_resigns_on_check_quorum_only_without_fetches_from_a_majority():
+    """CheckQuorum fetch: CheckQuorumResign needs a period without fetches from
+    a majority; a fetch accepted from one of two followers fills the period,
+    which CheckQuorumRestart then ends."""
+    model, _ = build("kraft_quorum", "kip853", {**SMALL, "MaxDisruptiveElectionTriggers": 0})
+    init = model.init_states()[0]
+    assert [a.name for a, _ in model.successors(init) if a.name.startswith("CheckQuorum")] == [
+        "CheckQuorumResign"]
+    for s, succ in _states(model, 4):
+        if s.state[0] == Role.Leader and s.fetched_voters[0]:
+            names = {a.name for a, _ in succ if a.params == (1,)}
+            assert "CheckQuorumRestart" in names and "CheckQuorumResign" not in names
+            return
+    raise AssertionError("no fetch was counted")
