@@ -26,6 +26,14 @@ _ALWAYS = (
      "has writes pending, only a server in an election holds votes"),
 )
 
+# beyond the reference: name -> (predicate, reads, doc, when(model))
+_ALWAYS_BEYOND = (
+    ("AckedOnMajorityDisk", safety.acked_on_majority_disk,
+     ("server_ids", "state", "config", "log", "flushed", "inv_pos_acked"),
+     "every acknowledged value is in the flushed log of a majority of each voter's configuration",
+     lambda m: m.storage),
+)
+
 # name -> (factory(model) -> predicate, reads, doc, when(model))
 _SOMETIMES = (
     ("LeaderInLaterEpoch", lambda m: witnesses.leader_in_later_epoch,
@@ -51,14 +59,41 @@ _SOMETIMES = (
      lambda m: m.storage and 2 * m.constants["MaxPowerLosses"] > m.init_size),
     ("UnflushedEntriesLost", lambda m: witnesses.unflushed_entries_lost, ("lost_unflushed",),
      "a power loss dropped entries a server had appended but not flushed", lambda m: m.storage),
+    ("LeaderAfterMajorityPowerLoss", lambda m: witnesses.leader_after_majority_power_loss,
+     ("elected_after_power_loss",),
+     "a leader is elected after a majority of the initial voters lost power while a value was "
+     "acknowledged",
+     lambda m: m.storage and 2 * m.constants["MaxPowerLosses"] > m.init_size),
+    ("FetchedUnflushed", lambda m: witnesses.fetched_unflushed,
+     ("server_ids", "state", "log", "flushed"),
+     "a server holds an entry its leader has not flushed (VoterFlush = end_offset_first)",
+     lambda m: m.storage and m.end_offset_first),
+    ("SingleVoterCommitted", lambda m: witnesses.single_voter_committed,
+     ("server_ids", "state", "config", "current_epoch", "log", "hwm"),
+     "a leader alone in its configuration commits an entry of its epoch (SingleVoterLeads)",
+     lambda m: m.single_voter_leads and m.constants["MinClusterSize"] <= 1),
+    ("NewFollowerState", lambda m: witnesses.new_follower_state,
+     ("server_ids", "state", "fetch_state"),
+     "a follower that a fenced fetch moved to its leader's later epoch has not fetched from it "
+     "yet (FollowerState = new)", lambda m: m.new_follower_state and m.variant_flags.pre_vote),
+    ("LeaderDeposed", lambda m: witnesses.leader_deposed,
+     ("server_ids", "state", "current_epoch", "config"),
+     "a leader leads an epoch a majority of its configuration has passed",
+     lambda m: m.fetch_check_quorum),
+    ("LowerHwmAnswered", lambda m: witnesses.lower_hwm_answered,
+     ("server_ids", "net_messages", "fetch_state", "hwm", "current_epoch"),
+     "a fetch response its follower awaits carries a high watermark below the follower's",
+     lambda m: m.monotonic_follower_hwm),
 )
 
-INVARIANT_NAMES = tuple(name for name, *_ in _ALWAYS)
+INVARIANT_NAMES = tuple(name for name, *_ in _ALWAYS + _ALWAYS_BEYOND)
 WITNESS_NAMES = tuple(name for name, *_ in _SOMETIMES)
 
 
 def quorum_properties(model) -> list[Property]:
     props = [Property(name, ALWAYS, pred, doc, reads=reads) for name, pred, reads, doc in _ALWAYS]
+    props += [Property(name, ALWAYS, pred, doc, reads=reads)
+              for name, pred, reads, doc, when in _ALWAYS_BEYOND if when(model)]
     props += [Property(name, SOMETIMES, factory(model), doc, reads=reads)
               for name, factory, reads, doc, when in _SOMETIMES if when is None or when(model)]
     return props

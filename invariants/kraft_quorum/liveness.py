@@ -22,6 +22,7 @@ from model.kraft_quorum.roles import is_voter, majority
 from model.kraft_quorum.state import Role
 
 from invariants.kraft_quorum.safety import is_current_leader
+from invariants.kraft_quorum.witnesses import deposed
 from invariants.temporal import AlwaysEventually, LeadsTo, TemporalProperty, per, single
 
 # The reference's Fairness, in its order.
@@ -32,8 +33,9 @@ REFERENCE_FAIRNESS = (
     "WF:DivergingFetchRequest", "WF:AcceptFetchRequest", "WF:ResendBeginQuorumEpochRequest",
     "WF:AcceptBeginQuorumRequest", "WF:SendFetchRequest", "WF:HandleFetchResponse",
 )
-# Beyond the reference: a flush eventually happens (storage.py).
-STORAGE_FAIRNESS = ("WF:FlushLog",)
+# Beyond the reference: a flush eventually happens (storage.py); a leader's
+# check-quorum period eventually ends (CheckQuorum = "fetch", elections.py).
+STORAGE_FAIRNESS = ("WF:FlushLog", "WF:CheckQuorumRestart")
 
 REFERENCE_NAMES = ("ValuesEventuallyAcked", "ReconfigurationNotStuck", "EventuallyLeaderElected",
                    "NotStuckInProspective")
@@ -122,6 +124,18 @@ def left_or_cut_off(s: int):
     return LeftOrCutOff
 
 
+def deposed_leader(s: int):
+    def Deposed(st) -> bool:
+        return s <= len(st.server_ids) and deposed(st, s)
+    return Deposed
+
+
+def not_leading(s: int):
+    def NotLeading(st) -> bool:
+        return s > len(st.server_ids) or st.state[s - 1] != Role.Leader
+    return NotLeading
+
+
 def quorum_temporal(model) -> list[TemporalProperty]:
     c = model.constants
     servers = range(1, model.max_servers + 1)
@@ -165,4 +179,15 @@ def quorum_temporal(model) -> list[TemporalProperty]:
             quantifier="\\A s \\in AllServers",
             never=lambda s, st: f"server {s} stays Prospective for ever, though it reaches a member "
                                 f"that is not Prospective"),
+        # beyond the reference (check-quorum, KAFKA-15489)
+        TemporalProperty(
+            "DeposedLeaderResigns",
+            per(servers, "DeposedLeaderResigns",
+                lambda s: LeadsTo(deposed_leader(s), not_leading(s)), label="s"),
+            "a leader whose epoch a majority of its configuration has passed eventually stops "
+            "leading",
+            reads=("server_ids", "state", "current_epoch", "config"),
+            quantifier="\\A s \\in AllServers",
+            never=lambda s, st: f"server {s} leads for ever an epoch a majority of its "
+                                f"configuration has passed"),
     ]

@@ -1,6 +1,7 @@
 """The reference's invariants (kraft/kip_996, kraft_kip_996_properties.tla),
 same names and meaning: LogMatching, ElectionSafety, LeaderCompleteness,
-Durability, NoIllegalState, ValidRolesAndStates."""
+Durability, NoIllegalState, ValidRolesAndStates; and, with the storage
+refinement, AckedOnMajorityDisk."""
 from __future__ import annotations
 
 from model.base import EvaluationError
@@ -71,6 +72,25 @@ def durability(st) -> bool:
         if not any(is_voter(st, s) and in_log(st.log[s - 1], v)
                    for s in range(1, len(st.server_ids) + 1)):
             return False
+    return True
+
+
+def acked_on_majority_disk(st) -> bool:
+    """AckedOnMajorityDisk (beyond the reference, with storage): every
+    acknowledged value is in the flushed log of a majority of each voter's
+    configuration, so that power losses of a minority cannot take it away
+    (Durability asks only that some voter's log, flushed or not, hold it)."""
+    if not st.inv_pos_acked:
+        return True
+    n = len(st.server_ids)
+    on_disk = [frozenset(e.value for e in st.log[s][:st.flushed[s]]) for s in range(n)]
+    for s in range(1, n + 1):
+        if not is_voter(st, s):
+            continue
+        members = st.config[s - 1].members
+        for v in st.inv_pos_acked:
+            if 2 * sum(1 for x in members if x <= n and v in on_disk[x - 1]) <= len(members):
+                return False
     return True
 
 

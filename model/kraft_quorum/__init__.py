@@ -27,18 +27,27 @@ Where the reference (and so the default model) differs from Kafka:
 3. A leader accepts fetches only from members of its configuration: an
    observer's fetch at a valid position is never answered (the reference's
    HandleObserverFetch is unreachable).
-4. A single-voter configuration never elects a new leader: BecomeLeader
-   both sets and keeps the HWM there, and TLC finds no successor.
+4. A single-voter configuration never elects a new leader (BecomeLeader
+   both sets and keeps the HWM there, and TLC finds no successor) and never
+   acknowledges; SingleVoterLeads = true is Kafka's single voter.
 5. Storage is not modelled: an append is durable at once, and a crash
    either keeps everything (RestartWithState) or loses the disk for good
    (CrashLoseState). MaxPowerLosses > 0 adds what Kafka does (storage.py).
+6. A follower keeps has_fetch_success when it moves to a new leader or epoch
+   (FollowerState = "new": Kafka's new FollowerState).
+7. A leader resigns by an oracle over connectivity (CheckQuorum = "fetch":
+   Kafka's check-quorum timer over the fetches it accepts, KAFKA-15489).
+8. A follower takes the HWM of each answer, lower or not (FollowerHwm =
+   "monotonic": Kafka's FollowerState.updateHighWatermark).
+Departures 4 and 6-8 are constants whose default is the reference's in
+kip996 and Kafka's in kip853 (config.KAFKA_DEFAULTS).
 Each fault and each disruption is bounded by its constant (MaxRestarts, ...),
 as in the reference; TestLiveness adds the reference's liveness conditions.
 """
 from __future__ import annotations
 
 from model.base import ModelDef
-from model.kraft_quorum.config import CONSTANTS, VARIANTS, budget
+from model.kraft_quorum.config import VARIANT_CONSTANTS, budget
 
 
 def build(variant: str, constants: dict):
@@ -50,7 +59,7 @@ def build(variant: str, constants: dict):
 MODEL = ModelDef(
     name="kraft_quorum",
     doc="KRaft's controller quorum (KIP-595 Raft, KIP-853 dynamic voters, KIP-996 pre-vote)",
-    variants={name: CONSTANTS for name in VARIANTS},
+    variants=VARIANT_CONSTANTS,
     build=build,
     budget=budget,
 )

@@ -3,21 +3,29 @@
 The reference's constants keep its names and its .cfg's values as defaults
 (kraft/kip_996/kraft_kip_996.cfg: 5 hosts, 3 values, every fault, TestLiveness
 TRUE); model-value sets are lists of names (`Hosts = ["h1", "h2", "h3"]`).
-The constants after them go beyond the reference, each defaulting to what
-the reference does (which, for these, is what Kafka does). Every assumption
+The constants after them go beyond the reference: the storage ones default
+to what the reference does (no power losses) and, with storage on, to
+Kafka's flushing; KAFKA_CONSTANTS name where the reference departs from
+Kafka's code, the reference's behaviour by default in variant kip996 (the
+reference, so that TLC conformance stays exact) and Kafka's in kip853. Every assumption
 is checked here and raised as a ModelConfigError (exit 2) naming the
 constant.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from model.base import Constant, ModelConfigError
 from model.constants import resolve_constants
 
-VOTER_FLUSH = ("before_fetch", "lazy")
+VOTER_FLUSH = ("end_offset_first", "before_fetch", "lazy")
 VOTER_IDENTITY = ("disk_id", "node_id")
-_STR_CHOICES = {"VoterFlush": VOTER_FLUSH, "VoterIdentity": VOTER_IDENTITY}
+FOLLOWER_STATE = ("kept", "new")
+CHECK_QUORUM = ("connectivity", "fetch")
+FOLLOWER_HWM = ("leader", "monotonic")
+_STR_CHOICES = {"VoterFlush": VOTER_FLUSH, "VoterIdentity": VOTER_IDENTITY,
+                "FollowerState": FOLLOWER_STATE, "CheckQuorum": CHECK_QUORUM,
+                "FollowerHwm": FOLLOWER_HWM}
 
 REFERENCE_CONSTANTS = (
     Constant("MaxEpoch", int, 3,
@@ -57,11 +65,14 @@ STORAGE_CONSTANTS = (
              "power losses (PowerLoss): the process stops and the unflushed suffix of the log is "
              "lost; the flushed log and the quorum-state file (epoch, vote) are kept. 0: the model "
              "tracks no flushing (the reference)"),
-    Constant("VoterFlush", str, "before_fetch",
-             "with MaxPowerLosses > 0: before_fetch (Kafka's KafkaRaftClient: a follower flushes "
-             "what it appended before its next Fetch reports it, a leader flushes its appends "
-             "before it handles the next Fetch) or lazy (a voter acknowledges before it flushes: "
-             "a flush is a step of its own)"),
+    Constant("VoterFlush", str, "end_offset_first",
+             "with MaxPowerLosses > 0: end_offset_first (Kafka's KafkaRaftClient: a leader "
+             "updates its end offset before it flushes its appends, flushLeaderLog, so a fetch "
+             "waiting at its end is answered with entries not yet on its disk; a follower flushes "
+             "in appendAsFollower, before its next Fetch reports the entries; a single voter "
+             "commits before it flushes), before_fetch (also the leader flushes before it "
+             "answers any Fetch) or lazy (a voter acknowledges before it flushes: a flush is a "
+             "step of its own)"),
     Constant("VoterIdentity", str, "disk_id",
              "disk_id (KIP-853: a voter is (id, directory id); a server that lost its disk comes "
              "back as a new server, an observer until added) or node_id (a voter is its node id, "
@@ -70,7 +81,38 @@ STORAGE_CONSTANTS = (
     Constant("Mutants", (list, str), [], "seeded protocol bugs (mutants.py); none by default"),
 )
 
-CONSTANTS = REFERENCE_CONSTANTS + STORAGE_CONSTANTS
+# Where the reference departs from Kafka's code: the reference's behaviour in
+# the reference variant (kip996), Kafka's in kip853 (KAFKA_DEFAULTS).
+KAFKA_CONSTANTS = (
+    Constant("SingleVoterLeads", bool, False,
+             "a single voter acknowledges a value once it appends it and elects itself "
+             "(KafkaRaftClient: its own end offset is a majority; LeaderState.updateLocalState "
+             "moves the high watermark). false: the reference's BecomeLeader has no successor "
+             "for a single voter and its HandleClientRequest never acknowledges"),
+    Constant("FollowerState", str, "kept",
+             "kept (the reference: a follower that moves to a new leader or epoch keeps "
+             "has_fetch_success, which decides the pre-votes it grants) or new (Kafka: "
+             "QuorumState.transitionToFollower builds a new FollowerState, "
+             "hasFetchedFromLeader false)"),
+    Constant("CheckQuorum", str, "connectivity",
+             "connectivity (the reference's ShouldResign: a leader resigns when fewer than a "
+             "majority of its configuration are connected and not in a higher epoch) or fetch "
+             "(Kafka, KAFKA-15489: LeaderState.updateCheckQuorumForFollowingVoter - a leader "
+             "resigns when its check-quorum timer expires before it accepted fetches from a "
+             "majority; CheckQuorumResign is that expiry)"),
+    Constant("FollowerHwm", str, "leader",
+             "leader (the reference: a follower takes the high watermark of each fetch "
+             "response, which a new leader may answer lower than the follower's) or monotonic "
+             "(Kafka: FollowerState.updateHighWatermark refuses a decrease; KafkaRaftClient "
+             "keeps the higher)"),
+)
+KAFKA_DEFAULTS = {"SingleVoterLeads": True, "FollowerState": "new", "CheckQuorum": "fetch",
+                  "FollowerHwm": "monotonic"}
+
+CONSTANTS = REFERENCE_CONSTANTS + STORAGE_CONSTANTS + KAFKA_CONSTANTS
+KIP853_CONSTANTS = tuple(replace(c, default=KAFKA_DEFAULTS[c.name]) if c.name in KAFKA_DEFAULTS
+                         else c for c in CONSTANTS)
+VARIANT_CONSTANTS = {"kip996": CONSTANTS, "kip853": KIP853_CONSTANTS}
 
 # Bounds that keep a run in what an explicit-state checker can do: every
 # connectivity change enumerates every subset of the server pairs.
@@ -104,7 +146,7 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if constants.get("Value", None) == []:
         raise ModelConfigError(f"{where}: Value must be a non-empty list of non-empty strings, got [] "
                                f"(MaxValuesPerEpoch = 0 switches client writes off)")
-    cfg = resolve_constants(where, CONSTANTS, constants, _STR_CHOICES)
+    cfg = resolve_constants(where, VARIANT_CONSTANTS[variant], constants, _STR_CHOICES)
     init, lo, hi = cfg["InitClusterSize"], cfg["MinClusterSize"], cfg["MaxClusterSize"]
     hosts, spawned = cfg["Hosts"], cfg["MaxSpawnedServers"]
     if init < 1:
@@ -131,7 +173,7 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
             f"{where}: with MaxConnectivityChanges > 0, MaxSpawnedServers must be at most "
             f"{MAX_SERVERS_WITH_CONNECTIVITY} (a change enumerates every subset of the "
             f"{spawned * (spawned - 1) // 2} server pairs), got {spawned}")
-    if cfg["VoterFlush"] != "before_fetch" and not cfg["MaxPowerLosses"]:
+    if cfg["VoterFlush"] != VOTER_FLUSH[0] and not cfg["MaxPowerLosses"]:
         raise ModelConfigError(f"{where}: VoterFlush = {cfg['VoterFlush']!r} needs MaxPowerLosses "
                                f"> 0 (without power losses nothing unflushed is ever lost)")
     return VARIANTS[variant], cfg
@@ -162,6 +204,13 @@ def budget(constants: dict, defaults: dict) -> str:
         parts.append(f"flush {c['VoterFlush']}")
     if c["VoterIdentity"] != "disk_id":
         parts.append(f"identity {c['VoterIdentity']}")
+    kafka = [label for name, label in (("SingleVoterLeads", "single voter leads"),
+                                       ("FollowerState", "new FollowerState"),
+                                       ("CheckQuorum", "fetch check-quorum"),
+                                       ("FollowerHwm", "monotonic follower HWM"))
+             if c[name] == KAFKA_DEFAULTS[name]]
+    if kafka:
+        parts.append("Kafka's " + ", ".join(kafka))
     if c["Mutants"]:
         parts.append("Mutants " + ", ".join(c["Mutants"]))
     return "; ".join(parts)

@@ -228,6 +228,11 @@ def handle_vote_response(model, st, m, out: list) -> None:
         t0 = t0._replace(votes_recv=t0.votes_recv | {peer})
     ch: dict = {}
     apply_state(st, s, t0, ch)
+    if (model.new_follower_state and t0.state == Role.Follower
+            and (t0.leader, t0.epoch) != (at(st.leader, s), at(st.current_epoch, s))):
+        # QuorumState.transitionToFollower: a new FollowerState
+        fs = at(st.fetch_state, s)
+        ch["fetch_state"] = put(st.fetch_state, s, fs._replace(has_fetch_success=False))
     if at(st.state, s) == Role.Leader and t0.state != Role.Leader:
         # MaybeLoseLeadership: a late response from a higher epoch
         fail_pending_writes(st, s, ch)
@@ -274,13 +279,17 @@ def become_leader(model, st, s: int, out: list) -> None:
         return
     epoch = at(st.current_epoch, s)
     new_log = at(st.log, s) + (Entry(Command.LeaderChangeRecord, epoch, None),)
-    if len(members) == 1 and at(st.hwm, s) != len(new_log):
-        # the reference sets hwm' for a single voter and also keeps hwm
-        # UNCHANGED: TLC finds no successor
-        return
     ch: dict = {}
+    if len(members) == 1 and at(st.hwm, s) != len(new_log):
+        if not model.single_voter_leads:
+            # the reference sets hwm' for a single voter and also keeps hwm
+            # UNCHANGED: TLC finds no successor
+            return
+        ch["hwm"] = put(st.hwm, s, len(new_log))  # its own end offset is a majority
     apply_state(st, s, to_leader(st, s), ch)
     ch["log"] = put(st.log, s, new_log)
+    if model.storage and _majority_lost_power(model, st) and not st.elected_after_power_loss:
+        ch["elected_after_power_loss"] = True
     reset_follower_offsets(st, s, members, ch)
     reset_fetch_state(st, s, ch)
     ch["net_messages"] = network.send_all(
@@ -288,6 +297,42 @@ def become_leader(model, st, s: int, out: list) -> None:
         [BeginQuorumEpoch(MsgType.BeginQuorumEpochRequest, epoch, False, s, p)
          for p in sorted(members - {s})])
     out.append((model.act("BecomeLeader", s), st._replace(**ch)))
+
+
+def _majority_lost_power(model, st) -> bool:
+    """A majority of the initial voters lost power while a value was acknowledged."""
+    n = model.init_size
+    return 2 * sum(1 for x in st.lost_power_acked if x <= n) > n
+
+
+def heard_from_majority(st, s: int) -> bool:
+    """CheckQuorum = "fetch": the voters the leader accepted a fetch from in
+    its check-quorum period (AcceptFetchRequest adds them), with itself if
+    a member, are a majority of its configuration (KAFKA-15489,
+    LeaderState.updateCheckQuorumForFollowingVoter)."""
+    members = at(st.config, s).members
+    heard = len(at(st.fetched_voters, s) & members) + (1 if s in members else 0)
+    return 2 * heard > len(members)
+
+
+def check_quorum_expires(st, s: int) -> bool:
+    """The check-quorum timer expires before a majority fetched: a leader of
+    more than itself resigns (LeaderState.timeUntilCheckQuorumExpires; a
+    single voter's never expires)."""
+    return at(st.config, s).members != {s} and not heard_from_majority(st, s)
+
+
+def check_quorum_restart(model, st, s: int, out: list) -> None:
+    """CheckQuorumRestart(s) (CheckQuorum = "fetch"): a majority fetched in the
+    period, the timer starts anew with no voter heard from. Time is not
+    modelled: a period ends at this step, so an expiry (CheckQuorumResign)
+    needs a whole period without fetches from a majority."""
+    if at(st.state, s) != Role.Leader or not heard_from_majority(st, s):
+        return
+    if at(st.config, s).members == {s}:
+        return
+    out.append((model.act("CheckQuorumRestart", s),
+                st._replace(fetched_voters=put(st.fetched_voters, s, frozenset()))))
 
 
 def should_resign(st, s: int) -> bool:
@@ -306,7 +351,10 @@ def check_quorum_resign(model, st, s: int, out: list) -> None:
     (or, under the disruption limit, resigns for no reason)."""
     if at(st.state, s) != Role.Leader:
         return
-    should = should_resign(st, s)
+    if model.fetch_check_quorum:
+        should = check_quorum_expires(st, s)
+    else:
+        should = should_resign(st, s)
     under = under_disruption_limit(model, st)
     times = should + under
     if not times:

@@ -24,7 +24,11 @@ from model.kraft_quorum.state import NO_CONFIG, Role, at, fmap_domain, put
 def _restart(model, st, s: int, ch: dict) -> None:
     """What every restart does: the role at boot, the in-memory state gone."""
     state = at(st.state, s)
-    if state == Role.Leader and is_voter(st, s):
+    if state == Role.Leader and is_voter(st, s) and model.mutant.restart_as_leader:
+        t = no_transition(st, s)
+        if model.fetch_check_quorum:
+            ch["fetched_voters"] = put(st.fetched_voters, s, frozenset())
+    elif state == Role.Leader and is_voter(st, s):
         t = to_resigned(st, s)
     elif (state == Role.Leader and is_observer(st, s)) or state == Role.Prospective:
         t = boot_time_unattached(st, s)
@@ -66,6 +70,8 @@ def crash_lose_state(model, st, s: int, out: list) -> None:
     ch["leader"] = put(st.leader, s, None)
     ch["voted_for"] = put(st.voted_for, s, None)
     ch["votes_recv"] = put(st.votes_recv, s, EMPTY)
+    if model.fetch_check_quorum:
+        ch["fetched_voters"] = put(st.fetched_voters, s, EMPTY)
     reset_fetch_state(st, s, ch)
     reset_follower_offsets(st, s, (), ch)
     fail_pending_writes(st, s, ch)

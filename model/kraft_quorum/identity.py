@@ -51,6 +51,8 @@ def start_new_server(model, st, out: list) -> None:
             if model.storage:
                 ch["flushed"] = st.flushed + (0,)
                 ch["power_losses"] = st.power_losses + (0,)
+            if model.fetch_check_quorum:
+                ch["fetched_voters"] = st.fetched_voters + (EMPTY,)
             out.append((action, st._replace(**ch)))
 
 

@@ -22,9 +22,9 @@ from model.kraft_quorum.config import resolve
 from model.kraft_quorum.mutants import mutant_flags
 from model.kraft_quorum.network import all_pairs, in_order
 from model.kraft_quorum.state import (
-    STORAGE_VARIABLES, VARIABLES, AuxCtrs, BeginQuorumEpoch, Command, Config, ConfigValue, Entry,
-    Error, FetchRequest, FetchResponse, FetchResult, FetchState, LastFetchRes, MsgType,
-    QuorumState, Role, ServerId, StorageQuorumState, VoteRequest, VoteResponse, fmap)
+    STATE_CLASSES, AuxCtrs, BeginQuorumEpoch, Command, Config, ConfigValue, Entry, Error,
+    FetchRequest, FetchResponse, FetchResult, FetchState, LastFetchRes, MsgType, Role, ServerId,
+    VoteRequest, VoteResponse, fmap)
 
 EMPTY = frozenset()
 
@@ -49,6 +49,8 @@ SERVER_ACTIONS = (
 # beyond the reference (storage.py, identity.py): present only when enabled
 STORAGE_ACTIONS = (("PowerLoss", faults.power_loss, ALIVE), ("FlushLog", storage.flush_log, ALIVE))
 DISK_LOSS_ACTIONS = (("RestartAfterDiskLoss", identity.restart_after_disk_loss, {R.DeadNoState}),)
+# CheckQuorum = "fetch" (elections.py): a check-quorum period ends with fetches from a majority
+FETCH_CHECK_QUORUM_ACTIONS = (("CheckQuorumRestart", elections.check_quorum_restart, {R.Leader}),)
 # faults may strike a server whose appends are not flushed yet; nothing else it does
 _FAULTS = frozenset(("RestartWithState", "CrashLoseState", "PowerLoss", "FlushLog"))
 
@@ -100,11 +102,18 @@ class QuorumModel:
         self.init_size = cfg["InitClusterSize"]
         self.max_servers = cfg["MaxSpawnedServers"]
         self.storage = cfg["MaxPowerLosses"] > 0
-        self.flush_before_fetch = cfg["VoterFlush"] == "before_fetch"
+        # a server flushes its appends before its other steps (not "lazy")
+        self.flush_first = cfg["VoterFlush"] != "lazy"
+        # a leader whose appends are not flushed answers the fetches that wait at its end
+        self.end_offset_first = cfg["VoterFlush"] == "end_offset_first"
         self.node_id_identity = cfg["VoterIdentity"] == "node_id"
+        self.single_voter_leads = cfg["SingleVoterLeads"]
+        self.new_follower_state = cfg["FollowerState"] == "new"
+        self.fetch_check_quorum = cfg["CheckQuorum"] == "fetch"
+        self.monotonic_follower_hwm = cfg["FollowerHwm"] == "monotonic"
         self.static_config = Config(1, frozenset(range(1, self.init_size + 1)), True)
-        self.variables = STORAGE_VARIABLES if self.storage else VARIABLES
-        self._state_class = StorageQuorumState if self.storage else QuorumState
+        self._state_class = STATE_CLASSES[(self.storage, self.fetch_check_quorum)]
+        self.variables = self._state_class._fields
         self.pair_subsets = ()
         if cfg["MaxConnectivityChanges"]:
             pairs = sorted(all_pairs(self.max_servers))
@@ -116,13 +125,15 @@ class QuorumModel:
             server_actions += list(STORAGE_ACTIONS)
         if self.node_id_identity:
             server_actions += list(DISK_LOSS_ACTIONS)
+        if self.fetch_check_quorum:
+            server_actions += list(FETCH_CHECK_QUORUM_ACTIONS)
         # per role, the server actions (and the pair actions) that may be enabled
         self._by_role = {r: tuple(f for _, f, roles in server_actions if r in roles) for r in Role}
         self._faults_by_role = {r: tuple(f for n, f, roles in server_actions
                                          if r in roles and n in _FAULTS) for r in Role}
         self._pairs_by_role = {r: tuple(f for _, f, roles in PAIR_ACTIONS if r in roles)
                                for r in Role}
-        self._held = self.storage and self.flush_before_fetch
+        self._held = self.storage and self.flush_first
         self.action_names = tuple(n for n in REFERENCE_ACTIONS
                                   if flags.pre_vote or n != "ConcludePreVote") + tuple(
             n for n, _, _ in server_actions if n not in REFERENCE_ACTIONS)
@@ -220,7 +231,9 @@ class QuorumModel:
             aux_disk_id_gen=0)
         if self.storage:
             values.update(flushed=(1,) * n, power_losses=(0,) * n, lost_unflushed=False,
-                          lost_power_acked=EMPTY)
+                          lost_power_acked=EMPTY, elected_after_power_loss=False)
+        if self.fetch_check_quorum:
+            values.update(fetched_voters=(EMPTY,) * n)
         return [self._state_class(**values)]
 
     # ---- Next ----------------------------------------------------------------
@@ -241,7 +254,11 @@ class QuorumModel:
                 fn(self, st, s, out)
         dead = Role.DeadNoState
         for m in in_order(st.net_messages):
-            if roles[m.dest - 1] == dead or m.dest in held:
+            if roles[m.dest - 1] == dead:
+                continue
+            if m.dest in held:
+                if self.end_offset_first and storage.answers_waiting_fetch(st, m):
+                    replication.accept_fetch_request(self, st, m, out)
                 continue
             for _, fn in MESSAGE_ACTIONS[m.type]:
                 fn(self, st, m, out)
@@ -343,4 +360,6 @@ _CONVERTERS = {
     "power_losses": tuple,
     "lost_unflushed": bool,
     "lost_power_acked": frozenset,
+    "elected_after_power_loss": bool,
+    "fetched_voters": _per_server(frozenset),
 }

@@ -38,6 +38,16 @@ MUTANTS: dict[str, tuple[str, str]] = {
     "restart_forgets_vote": (
         "RestartWithState: voted_for is kept (KRaft's quorum-state file is fsynced before a vote)",
         "a voter that restarts has forgotten whom it voted for in its epoch"),
+    "restart_as_leader": (
+        "QuorumState.initialize: a leader restarts Resigned in its epoch",
+        "a leader that restarts (or loses power) leads its epoch again: after a power loss it "
+        "may append a different entry at an offset and epoch a follower already holds"),
+    "reconfig_before_epoch_commit": (
+        "AddVoterCheck / RemoveVoterCheck: LeaderHasCommittedOffsetsInCurrentEpoch -> "
+        "LeaderNotReady",
+        "a new leader accepts a reconfiguration before it has committed an entry of its epoch "
+        "(the single-server-change bug Ongaro described on raft-dev, 2015): its change and an "
+        "uncommitted one of an earlier leader have majorities that need not overlap"),
     # a liveness bug: no invariant breaks (specs/mutants/hwm_needs_all_voters.toml)
     "hwm_needs_all_voters": (
         "NewHighwaterMark: Agree(offset, members) \\in Quorum(members)",
@@ -56,6 +66,8 @@ class MutantFlags(NamedTuple):
     second_reconfig: bool = False
     removed_voter_counted: bool = False
     restart_forgets_vote: bool = False
+    restart_as_leader: bool = False
+    reconfig_before_epoch_commit: bool = False
     hwm_needs_all_voters: bool = False
 
 

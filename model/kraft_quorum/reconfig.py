@@ -36,7 +36,7 @@ def reconfig_check(model, st, s: int, server: int, adding: bool):
         return Error.UnknownMember
     if not at(st.config, s).committed and not model.mutant.second_reconfig:
         return Error.ReconfigInProgress
-    if not committed_in_current_epoch(st, s):
+    if not committed_in_current_epoch(st, s) and not model.mutant.reconfig_before_epoch_commit:
         return Error.LeaderNotReady
     return None
 
@@ -46,6 +46,10 @@ def _append_config(model, st, s: int, command: Command, members: frozenset, serv
     entry = Entry(command, at(st.current_epoch, s), ConfigValue(config.id + 1, members, server))
     new_log = at(st.log, s) + (entry,)
     new_config = config_for(len(new_log), entry, at(st.hwm, s))
+    if model.single_voter_leads and new_config.members == {s}:
+        # its own end offset is a majority of the new configuration: committed at once
+        ch["hwm"] = put(st.hwm, s, len(new_log))
+        new_config = new_config._replace(committed=True)
     ch["log"] = put(st.log, s, new_log)
     ch["config"] = put(st.config, s, new_config)
     update_follower_offsets(st, s, new_config.members, ch)

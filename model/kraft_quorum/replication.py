@@ -98,7 +98,28 @@ def handle_client_request(model, st, s: int, out: list) -> None:
               "inv_sent": st.inv_sent | {v}}
         if single:
             ch["hwm"] = put(st.hwm, s, len(new_log))
+            if leads_alone(model, st, s) and not model.storage:
+                ack_single_voter(st, s, ch)
         out.append((model.act("HandleClientRequest", s), st._replace(**ch)))
+
+
+def leads_alone(model, st, s: int) -> bool:
+    """SingleVoterLeads: s leads a configuration of itself alone, whose
+    majority its own end offset is (LeaderState.updateLocalState)."""
+    return model.single_voter_leads and at(st.config, s).members == {s}
+
+
+def ack_single_voter(st, s: int, ch: dict) -> None:
+    """A single voter's listeners learn of the commit (KafkaRaftClient.poll:
+    pollListeners, after pollCurrentState has flushed the leader's log): its
+    pending values up to its high watermark are acknowledged."""
+    hwm = ch.get("hwm", st.hwm)[s - 1]
+    pending = ch.get("pending_ack", st.pending_ack)[s - 1]
+    log = ch.get("log", st.log)[s - 1]
+    done = pending & {e.value for e in log[:hwm]}
+    if done:
+        ch["pending_ack"] = put(ch.get("pending_ack", st.pending_ack), s, pending - done)
+        ch["inv_pos_acked"] = ch.get("inv_pos_acked", st.inv_pos_acked) | done
 
 
 # ---- fetch requests --------------------------------------------------------------
@@ -221,8 +242,13 @@ def accept_fetch_request(model, st, m, out: list) -> None:
     times = valid_fetch_position(log, m)
     if not times:
         return
-    entries = () if m.fetch_offset > len(log) else (log[m.fetch_offset - 1],)
     action = model.act("AcceptFetchRequest", s, peer)
+    if m.fetch_offset < 1:
+        # a new server's first fetch (offset 0) at a valid position: only
+        # fetch_from_stale_epoch lets a fetch of epoch 0 get here; TLC stops
+        raise EvaluationError(f"AcceptFetchRequest: log[{s}][{m.fetch_offset}] of server {s}'s "
+                              f"log (function applied outside its domain 1..{len(log)})")
+    entries = () if m.fetch_offset > len(log) else (log[m.fetch_offset - 1],)
     hwm = at(st.hwm, s)
     # The reference's HandleObserverFetch is unreachable: peer is a member of
     # s's configuration, so IsPeerVoter(s, peer) holds (HandleVoterFetch).
@@ -258,6 +284,10 @@ def accept_fetch_request(model, st, m, out: list) -> None:
             ch["hwm"] = put(st.hwm, s, new_hwm)
     else:
         ch["flwr_end_offset"] = put(st.flwr_end_offset, s, ends)
+    if model.fetch_check_quorum and not leaves:
+        heard = at(st.fetched_voters, s)
+        if peer not in heard:
+            ch["fetched_voters"] = put(st.fetched_voters, s, heard | {peer})
     resp = _response(st, m, FetchResult.Ok, None, None if leaves else at(st.leader, s),
                      min(new_hwm, m.fetch_offset), entries)
     net = network.reply(st, m, resp)
@@ -297,10 +327,18 @@ def handle_fetch_response(model, st, m, out: list) -> None:
             if model.storage and len(new_log) < at(st.flushed, s):
                 ch["flushed"] = put(st.flushed, s, len(new_log))  # a truncation reaches the disk
         if m.result == FetchResult.Ok:
-            ch["hwm"] = put(st.hwm, s, m.hwm)
+            hwm = m.hwm
+            if model.monotonic_follower_hwm:
+                hwm = max(hwm, at(st.hwm, s))  # FollowerState.updateHighWatermark refuses a decrease
+            ch["hwm"] = put(st.hwm, s, hwm)
+    if model.new_follower_state and (t.leader, t.epoch) != (at(st.leader, s), at(st.current_epoch, s)):
+        # QuorumState.transitionToFollower: a new FollowerState, whose first
+        # fetch is this one only if the response is handled as its answer
+        success = not handled and m.error is None
+    else:
+        success = fs.has_fetch_success or m.error is None
     ch["fetch_state"] = put(st.fetch_state, s, FetchState(
-        None, LastFetchRes(m.source, m.error),
-        fs.has_fetch_success or m.error is None))
+        None, LastFetchRes(m.source, m.error), success))
     ch.update(network.discard(st, m))
     out.append((model.act("HandleFetchResponse", s, peer), st._replace(**ch)))
 

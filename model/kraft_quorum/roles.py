@@ -168,6 +168,9 @@ def apply_state(st, s: int, t: Tr, ch: dict) -> None:
     ch["current_epoch"] = put(ch.get("current_epoch", st.current_epoch), s, t.epoch)
     ch["votes_recv"] = put(ch.get("votes_recv", st.votes_recv), s, t.votes_recv)
     ch["voted_for"] = put(ch.get("voted_for", st.voted_for), s, t.voted_for)
+    if t.state != Role.Leader and hasattr(st, "fetched_voters"):
+        # CheckQuorum = "fetch": the check-quorum period ends with the leadership
+        ch["fetched_voters"] = put(ch.get("fetched_voters", st.fetched_voters), s, EMPTY)
 
 
 # ---- the resets that go with a change of role ----------------------------------

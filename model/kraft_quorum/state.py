@@ -241,10 +241,77 @@ class StorageQuorumState(NamedTuple):
     power_losses: tuple            # server -> its power losses (in all, at most MaxPowerLosses)
     lost_unflushed: bool           # ghost: a power loss dropped appended entries
     lost_power_acked: frozenset    # ghost: servers that lost power while a value was acknowledged
+    elected_after_power_loss: bool  # ghost: a leader elected after a majority lost power so
+
+
+class FetchCheckQuorumState(NamedTuple):
+    """QuorumState and, with CheckQuorum = "fetch", the voters each leader
+    accepted a fetch from in its current check-quorum period (Kafka's
+    LeaderState.fetchedVoters)."""
+
+    server_ids: tuple
+    net_messages: frozenset
+    net_messages_processed: frozenset
+    net_connectivity: frozenset
+    net_connectivity_ctr: int
+    config: tuple
+    current_epoch: tuple
+    state: tuple
+    voted_for: tuple
+    leader: tuple
+    fetch_state: tuple
+    pending_ack: tuple
+    votes_recv: tuple
+    flwr_end_offset: tuple
+    log: tuple
+    hwm: tuple
+    inv_sent: frozenset
+    inv_pos_acked: frozenset
+    inv_neg_acked: frozenset
+    aux_ctrs: AuxCtrs
+    aux_disk_id_gen: int
+    fetched_voters: tuple          # server -> frozenset of voters (empty unless it leads)
+
+
+class StorageFetchCheckQuorumState(NamedTuple):
+    """StorageQuorumState and fetched_voters (FetchCheckQuorumState)."""
+
+    server_ids: tuple
+    net_messages: frozenset
+    net_messages_processed: frozenset
+    net_connectivity: frozenset
+    net_connectivity_ctr: int
+    config: tuple
+    current_epoch: tuple
+    state: tuple
+    voted_for: tuple
+    leader: tuple
+    fetch_state: tuple
+    pending_ack: tuple
+    votes_recv: tuple
+    flwr_end_offset: tuple
+    log: tuple
+    hwm: tuple
+    inv_sent: frozenset
+    inv_pos_acked: frozenset
+    inv_neg_acked: frozenset
+    aux_ctrs: AuxCtrs
+    aux_disk_id_gen: int
+    flushed: tuple
+    power_losses: tuple
+    lost_unflushed: bool
+    lost_power_acked: frozenset
+    elected_after_power_loss: bool
+    fetched_voters: tuple
 
 
 VARIABLES: tuple[str, ...] = QuorumState._fields
 STORAGE_VARIABLES: tuple[str, ...] = StorageQuorumState._fields
+# (storage, fetch check-quorum) -> the state class
+STATE_CLASSES = {(False, False): QuorumState, (True, False): StorageQuorumState,
+                 (False, True): FetchCheckQuorumState, (True, True): StorageFetchCheckQuorumState}
+assert FetchCheckQuorumState._fields == VARIABLES + ("fetched_voters",)
+assert StorageFetchCheckQuorumState._fields == STORAGE_VARIABLES + ("fetched_voters",)
 
 
 # ---- per-server functions ---------------------------------------------------------

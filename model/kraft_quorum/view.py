@@ -26,13 +26,14 @@ from model.view import LOG_CSS, Arrow, Explanation, TraceView, itf, promise_brok
 # variables that are functions over the started servers (tuples indexed by id - 1)
 PER_SERVER = ("state", "current_epoch", "leader", "voted_for", "votes_recv", "config", "log",
               "hwm", "flushed", "pending_ack", "flwr_end_offset", "fetch_state", "power_losses",
-              "server_ids")
+              "server_ids", "fetched_voters")
 # how step_lines names a per-server field
 FIELD_NAMES = {"current_epoch": "epoch", "voted_for": "voted for", "leader": "leader",
                "votes_recv": "votes", "config": "config", "hwm": "HWM",
                "pending_ack": "pending acks", "fetch_state": "fetch",
                "flwr_end_offset": "follower end offsets", "flushed": "flushed",
-               "power_losses": "power losses", "server_ids": "identity"}
+               "power_losses": "power losses", "server_ids": "identity",
+               "fetched_voters": "fetched this check-quorum period"}
 AUX_NAMES = {"prevote_ctr": "pre-votes", "election_ctr": "elections",
              "disruptive_ctr": "disruptive triggers", "crash_ctr": "disk losses",
              "restart_ctr": "restarts", "add_reconfig_ctr": "AddVoter commands",
@@ -145,7 +146,7 @@ def fmt(name: str, v: Any) -> str:
         return v.name
     if name in ("voted_for", "leader"):
         return sname(v)
-    if name == "votes_recv":
+    if name in ("votes_recv", "fetched_voters"):
         return fmt_servers(v)
     if name in ("pending_ack", "inv_sent", "inv_pos_acked", "inv_neg_acked"):
         return fmt_values(v)
@@ -540,9 +541,15 @@ class KraftQuorumView(TraceView):
 
     def _d_CheckQuorumResign(self, prev, st, s, peer) -> str:
         why = (" without a cause (a disruptive trigger)" if self._disruptive(prev, st)
-               else ": it hears from too few voters")
+               else ": its check-quorum timer expires before a majority fetched"
+               if hasattr(prev, "fetched_voters") else ": it hears from too few voters")
         return (f"leader {sname(s)} resigns in epoch {st.current_epoch[s - 1]}{why}"
                 + self._failed(prev, st))
+
+    def _d_CheckQuorumRestart(self, prev, st, s, peer) -> str:
+        heard = ", ".join(sname(x) for x in sorted(prev.fetched_voters[s - 1]))
+        return (f"leader {sname(s)}'s check-quorum period ends with fetches from a majority "
+                f"({heard}): its timer starts anew")
 
     def _d_HandleVoteRequest(self, prev, st, s, peer) -> str:
         m = self._got(prev, st, "HandleVoteRequest", s, peer)
