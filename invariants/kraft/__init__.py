@@ -262,6 +262,21 @@ def kraft_properties(model) -> list[Property]:
                                   "a running broker holds a rolled segment not yet flushed "
                                   "(SegmentRollFlush scheduled: the flush-log task has not run)",
                                   ("broker_state", "partition_data", "partition_flushed")))
+    if ctx.storage and getattr(model, "leader_recovery", False):  # KIP-704
+        props.insert(sum(p.kind == ALWAYS for p in props), Property(
+            "RecoveringIsrAlone", ALWAYS, recovery.recovering_isr_alone(ctx),
+            "while the partition is RECOVERING after an unclean election, its ISR holds at most "
+            "one replica (KIP-704: no ISR expansion while recovering)",
+            ("con_leader_recovering", "con_partition_metadata")))
+        props.append(Property("LeaderRecovering", SOMETIMES, recovery.leader_recovering(ctx),
+                              "an unclean election marked the partition RECOVERING (KIP-704)",
+                              ("con_leader_recovering",)))
+        props.append(Property("IsrExpandedAfterRecovery", SOMETIMES,
+                              recovery.isr_expanded_after_recovery(ctx),
+                              "after an unclean election the leader's AlterPartition made the "
+                              "partition RECOVERED and its ISR grew past one replica",
+                              ("con_leader_recovering", "con_partition_metadata",
+                               "ghost_reported")))
     if ctx.storage and model.constants.get("ControlledShutdownLimit"):
         steps = getattr(model, "shutdown_steps", False)
         if (steps and model.constants.get("ControlledShutdownTimeout")) \

@@ -266,3 +266,38 @@ def stopped_fetching_in_shutdown(ctx: KraftContext):
         return False
 
     return StoppedFetchingInShutdown
+
+
+def recovering_isr_alone(ctx: KraftContext):
+    """RecoveringIsrAlone (LeaderRecoveryState, KIP-704): while the controller
+    has the partition RECOVERING after an unclean election, its ISR holds at
+    most one replica: "the controller will not allow the ISR to be expanded
+    while the partition is recovering"."""
+
+    def RecoveringIsrAlone(s) -> bool:
+        recovering, md = s.con_leader_recovering, s.con_partition_metadata
+        return not recovering or len(md.isr) <= 1
+
+    return RecoveringIsrAlone
+
+
+def leader_recovering(ctx: KraftContext):
+    """LeaderRecovering: the controller has the partition RECOVERING (an
+    unclean election, KIP-704)."""
+
+    def LeaderRecovering(s) -> bool:
+        return s.con_leader_recovering
+
+    return LeaderRecovering
+
+
+def isr_expanded_after_recovery(ctx: KraftContext):
+    """IsrExpandedAfterRecovery: after an unclean election (one is reported)
+    the partition is RECOVERED again and its ISR has grown past one replica:
+    the leader's AlterPartition cleared RECOVERING."""
+
+    def IsrExpandedAfterRecovery(s) -> bool:
+        recovering, md, reported = s.con_leader_recovering, s.con_partition_metadata, s.ghost_reported
+        return reported.count > 0 and not recovering and len(md.isr) > 1
+
+    return IsrExpandedAfterRecovery

@@ -176,6 +176,13 @@ _STORAGE_KAFKA = (
              "true (default, Kafka: ReplicaManager.applyLocalFollowersDelta): a broker in "
              "controlled shutdown stops fetching a partition whose metadata update leaves it "
              "without a leader or outside the ISR; false: it keeps fetching until it stops"),
+    Constant("LeaderRecoveryState", bool, True,
+             "true (default, Kafka since KIP-704): an unclean election (ElectUncleanLeader, "
+             "ElectLastKnownLeader; not KIP-966's unclean recovery) marks the partition RECOVERING "
+             "(PartitionChangeBuilder.tryElection); the controller rejects an AlterPartition that "
+             "says RECOVERING with more than the leader in the ISR, and the leader, which marks "
+             "itself RECOVERED as it becomes leader (Partition.makeLeader), clears it with its "
+             "first accepted AlterPartition; false: no such state"),
     Constant("SegmentRollFlush", str, "scheduled",
              "FlushPolicy segment_roll: scheduled (default, Kafka: UnifiedLog.roll schedules the "
              "flush-log task, FlushRolledSegments(b), a step of its own that a crash may "

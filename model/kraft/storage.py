@@ -535,7 +535,23 @@ def unfence_broker(k, s, b, mt, out):
 def receive_alter_partition_request(k, s, b, mt, out):
     """ReceiveAlterPartitionRequest(b); a proposed ISR with a broker in
     controlled shutdown is rejected with IneligibleReplica
-    (ReplicationControlManager.ineligibleReplicasForIsr: "shutting down")."""
+    (ReplicationControlManager.ineligibleReplicasForIsr: "shutting down").
+    LeaderRecoveryState: an accepted request of the leader, which marked
+    itself RECOVERED as it became leader (Partition.makeLeader), clears
+    RECOVERING (KIP-704); the controller's rejection of a RECOVERING request
+    with more than the leader in the ISR never fires for such a leader."""
+    if not s.con_leader_recovering:
+        _receive_alter_partition_request(k, s, b, mt, out)
+        return
+    start = len(out)
+    _receive_alter_partition_request(k, s, b, mt, out)
+    for j in range(start, len(out)):
+        act, t = out[j]
+        if t.con_partition_metadata is not s.con_partition_metadata:  # accepted: a new partition epoch
+            out[j] = (act, with_changes(t, {"con_leader_recovering": False}))
+
+
+def _receive_alter_partition_request(k, s, b, mt, out):
     shutting = k.in_controlled_shutdown(s)
     if not shutting:
         controller.receive_alter_partition_request(k, s, b, mt, out)
@@ -610,6 +626,7 @@ class StorageModel(KraftModel):
         self.shutdown_enable = cfg["ControlledShutdownEnable"]
         self.shutdown_steps = self.shutdown_enable and cfg["ControlledShutdownSteps"]
         self.shutdown_timeout = cfg["ControlledShutdownTimeout"]
+        self.leader_recovery = cfg["LeaderRecoveryState"]
         self.roll_flush_scheduled = (self.flush_policy == "segment_roll"
                                      and cfg["SegmentRollFlush"] == "scheduled")
         self.crash_limit = cfg["ProcessCrashLimit"]
@@ -710,7 +727,7 @@ class StorageModel(KraftModel):
             *items, partition_flushed=(1,) * n, partition_hwm_checkpoint=(1,) * n,
             con_recovery=None, ghost_unclean=self.initial_ghost,
             ghost_reported=RecoveryReport(0, EMPTY), broker_want_shutdown=(False,) * n,
-            con_controlled_shutdown=self._no_controlled_shutdown)])
+            con_controlled_shutdown=self._no_controlled_shutdown, con_leader_recovering=False)])
 
     _msg_kinds = _KINDS
 
@@ -722,8 +739,8 @@ class StorageModel(KraftModel):
 
     def plain_converters(self) -> tuple:
         """KraftModel's, then the storage variables' (in state order), then the consumer's."""
-        return (self.reference_converters() + (tuple, tuple, _recovery, _ghosts, _report, _bools, tuple)
-                + self.consumer_converters())
+        return (self.reference_converters() + (tuple, tuple, _recovery, _ghosts, _report, _bools, tuple,
+                                                bool) + self.consumer_converters())
 
 
 def _recovery(rec):

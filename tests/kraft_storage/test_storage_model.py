@@ -575,6 +575,43 @@ def test_unclean_leader_election_elects_an_unfenced_replica_outside_isr_and_elr(
     assert "ElectUncleanLeader" not in off.action_names
 
 
+def _first(m, s, goal, depth):
+    """Breadth-first from s: the first state within `depth` steps where goal
+    holds, and every state seen on the way."""
+    seen, level = {s}, [s]
+    for _ in range(depth):
+        nxt = []
+        for u in level:
+            for _, v in m.successors(u):
+                if v not in seen:
+                    if goal(v):
+                        return v, seen
+                    seen.add(v)
+                    nxt.append(v)
+        level = nxt
+    return None, seen
+
+
+@pytest.mark.parametrize("recovery", [True, False])
+def test_an_unclean_election_marks_the_partition_recovering_until_the_leader_alters_it(recovery):
+    """LeaderRecoveryState (default, KIP-704): ElectUncleanLeader leaves the
+    partition RECOVERING (PartitionChangeBuilder.tryElection), the ISR stays
+    the leader alone until the leader's accepted AlterPartition, which clears
+    it (the leader marked itself RECOVERED in Partition.makeLeader)."""
+    m = model(UncleanRecoveryStrategy="last_known_leader", UncleanLeaderElection=True,
+              LeaderRecoveryState=recovery)
+    s = run(m, committed(m), ("PowerLoss", 2), ("SessionTimeout", 2), ("PowerLoss", 1),
+            ("SessionTimeout", 1), ("BrokerStart", 2), ("ReceiveBrokerRegRequest", 2))
+    assert not s.con_leader_recovering
+    s = step(m, s, "ElectUncleanLeader")
+    assert s.con_leader_recovering is recovery and s.con_partition_metadata.isr == {2}
+    grown, seen = _first(m, s, lambda u: len(u.con_partition_metadata.isr) > 1, 14)
+    assert grown is not None and not grown.con_leader_recovering
+    if recovery:
+        assert all(len(u.con_partition_metadata.isr) <= 1 for u in seen if u.con_leader_recovering)
+        assert any(u.con_leader_recovering for u in seen)
+
+
 def test_unclean_leader_election_needs_the_last_known_leader_strategy_in_kip966():
     with pytest.raises(ModelConfigError, match="UncleanLeaderElection"):
         model(UncleanLeaderElection=True)
