@@ -202,6 +202,11 @@ _READS = {
     "CrashedInControlledShutdown": ("broker_state", "con_controlled_shutdown"),
 }
 
+# what the storage variants' versions read besides (ValidFetcherState: a
+# follower in controlled shutdown outside its ISR fetches from none)
+_STORAGE_READS = {"ValidFetcherState": _READS["ValidFetcherState"]
+                  + ("broker_want_shutdown", "partition_metadata")}
+
 # Invariants checked by parts (Property.parts): a conjunct per variable, so
 # that a successor is checked in the variables its step changed only.
 _PARTS = {"TypeOK": validity.type_ok_parts}
@@ -224,7 +229,8 @@ def kraft_properties(model) -> list[Property]:
     with_consumer = bool(model.constants.get("Consumer"))
     invariants = (_INVARIANTS + (_STORAGE_INVARIANTS if ctx.storage else ())
                   + (_CONSUMER_INVARIANTS if with_consumer else ()))
-    props = [Property(name, ALWAYS, factory(ctx), doc, _READS[name],
+    reads = dict(_READS, **_STORAGE_READS) if ctx.storage else _READS
+    props = [Property(name, ALWAYS, factory(ctx), doc, reads[name],
                       _PARTS[name](ctx) if name in _PARTS else None)
              for name, factory, doc, variants in invariants
              if variants is None or ctx.variant in variants]
@@ -250,4 +256,43 @@ def kraft_properties(model) -> list[Property]:
                               "a broker that never stopped flushed a record of its active "
                               "segment (segment_roll: the OS's BackgroundFlush)",
                               ("broker_state", "partition_data", "partition_flushed")))
+        if getattr(model, "roll_flush_scheduled", False):
+            props.append(Property("RolledSegmentUnflushed", SOMETIMES,
+                                  recovery.rolled_segment_unflushed(model.segment_size),
+                                  "a running broker holds a rolled segment not yet flushed "
+                                  "(SegmentRollFlush scheduled: the flush-log task has not run)",
+                                  ("broker_state", "partition_data", "partition_flushed")))
+    if ctx.storage and getattr(model, "leader_recovery", False):  # KIP-704
+        props.insert(sum(p.kind == ALWAYS for p in props), Property(
+            "RecoveringIsrAlone", ALWAYS, recovery.recovering_isr_alone(ctx),
+            "while the partition is RECOVERING after an unclean election, its ISR holds at most "
+            "one replica (KIP-704: no ISR expansion while recovering)",
+            ("con_leader_recovering", "con_partition_metadata")))
+        props.append(Property("LeaderRecovering", SOMETIMES, recovery.leader_recovering(ctx),
+                              "an unclean election marked the partition RECOVERING (KIP-704)",
+                              ("con_leader_recovering",)))
+        props.append(Property("IsrExpandedAfterRecovery", SOMETIMES,
+                              recovery.isr_expanded_after_recovery(ctx),
+                              "after an unclean election the leader's AlterPartition made the "
+                              "partition RECOVERED and its ISR grew past one replica",
+                              ("con_leader_recovering", "con_partition_metadata",
+                               "ghost_reported")))
+    if ctx.storage and model.constants.get("ControlledShutdownLimit"):
+        steps = getattr(model, "shutdown_steps", False)
+        if (steps and model.constants.get("ControlledShutdownTimeout")) \
+                or not model.constants.get("ControlledShutdownEnable", True):
+            props.append(Property("ShutdownWithoutGrant", SOMETIMES,
+                                  recovery.shutdown_without_grant(ctx),
+                                  "a broker stopped cleanly while still registered unfenced "
+                                  "(its controlled shutdown timed out ungranted, or "
+                                  "ControlledShutdownEnable = false)",
+                                  ("broker_state", "con_broker_reg")))
+        if steps and model.constants.get("ShutdownStopsFetching"):
+            props.append(Property("StoppedFetchingInShutdown", SOMETIMES,
+                                  recovery.stopped_fetching_in_shutdown(ctx),
+                                  "a running broker in controlled shutdown follows the partition "
+                                  "outside its ISR and fetches it from nobody "
+                                  "(ShutdownStopsFetching)",
+                                  ("broker_fetchers", "broker_state", "broker_want_shutdown",
+                                   "partition_metadata", "partition_status")))
     return props

@@ -40,7 +40,8 @@ REFERENCE_FAIRNESS = (
 
 # The storage variants (kmc's own, model/kraft/storage.py, recovery.py) add the
 # steps that make progress there by the same criterion: the OS flushes dirty
-# pages, Kafka's HWM checkpoint timer fires (CheckpointHwm), and an unclean
+# pages, Kafka's HWM checkpoint timer fires (CheckpointHwm), the flush-log task
+# a segment roll scheduled runs (FlushRolledSegments), and an unclean
 # recovery asks, is answered and completes.
 # A dead incarnation cannot renew its session, so Kafka's session timeout
 # (broker.session.timeout.ms) always fences it in the end; without this entry a
@@ -48,12 +49,13 @@ REFERENCE_FAIRNESS = (
 # The reference fences in the shutdown step itself and has no such action.
 SESSION_TIMEOUT_FAIRNESS = ("WF:SessionTimeout",)
 STORAGE_FAIRNESS = SESSION_TIMEOUT_FAIRNESS + (
-    "WF:BackgroundFlush", "WF:CheckpointHwm", "WF:ReceiveGetReplicaLogInfoRequest", "WF:ReceiveGetReplicaLogInfoResponse",
+    "WF:BackgroundFlush", "WF:CheckpointHwm", "WF:FlushRolledSegments",
+    "WF:ReceiveGetReplicaLogInfoRequest", "WF:ReceiveGetReplicaLogInfoResponse",
     "WF:StartUncleanRecovery", "WF:CompleteUncleanRecovery", "WF:ElectLastKnownLeader",
     "WF:ElectUncleanLeader",
 ) + (
     # a controlled shutdown in steps: the controller answers every heartbeat in
-    # the end, and a broker told to shut down does (BrokerServer.shutdown);
+    # the end, and a broker told to shut down (or out of time) does (BrokerServer.shutdown);
     # beginning one is an operator's choice (a fault: no fairness)
     "WF:EnterControlledShutdown", "WF:GrantShutdown", "WF:CompleteControlledShutdown",
 )

@@ -16,13 +16,16 @@ recoveries reported, and the committed values the elected replica lacked).
 """
 from __future__ import annotations
 
-from model.kraft.state import NO_LEADER, BrokerStatus, Ghost
+from model.kraft.state import NO_LEADER, BrokerStatus, Ghost, RegStatus, Role
 
 from invariants.kraft.common import KIP966, KraftContext, memo_true_by_identity
 
 UNCLEAN = Ghost.UNCLEAN
 RUNNING = BrokerStatus.RUNNING
 OFFLINE_DIRTY = BrokerStatus.OFFLINE_DIRTY
+OFFLINE_CLEAN = BrokerStatus.OFFLINE_CLEAN
+UNFENCED = RegStatus.UNFENCED
+FOLLOWER = Role.Follower
 
 
 def unclean_exclusion(ctx: KraftContext):
@@ -214,3 +217,87 @@ def active_segment_flushed(segment_size: int):
         return False
 
     return ActiveSegmentFlushed
+
+
+def rolled_segment_unflushed(segment_size: int):
+    """RolledSegmentUnflushed (FlushPolicy segment_roll, SegmentRollFlush
+    scheduled): a running broker holds a rolled segment not yet flushed: the
+    flush-log task UnifiedLog.roll scheduled has not run (a power loss now
+    drops records the roll would have made durable)."""
+
+    def RolledSegmentUnflushed(s) -> bool:
+        for bs, d, f in zip(s.broker_state, s.partition_data, s.partition_flushed):
+            records = d.leo - 1
+            if records and bs.status == RUNNING:
+                rolled = ((records - 1) // segment_size) * segment_size + 1
+                if f < rolled:
+                    return True
+        return False
+
+    return RolledSegmentUnflushed
+
+
+def shutdown_without_grant(ctx: KraftContext):
+    """ShutdownWithoutGrant: a broker stopped cleanly while the controller still
+    has it registered unfenced: its controlled shutdown timed out ungranted
+    (ControlledShutdownTimeout) or it never asked (ControlledShutdownEnable =
+    false). A granted or one-step controlled shutdown fences it first."""
+
+    def ShutdownWithoutGrant(s) -> bool:
+        for bs, reg in zip(s.broker_state, s.con_broker_reg):
+            if bs.status == OFFLINE_CLEAN and reg.status == UNFENCED:
+                return True
+        return False
+
+    return ShutdownWithoutGrant
+
+
+def stopped_fetching_in_shutdown(ctx: KraftContext):
+    """StoppedFetchingInShutdown (ShutdownStopsFetching): a running broker in
+    controlled shutdown follows the partition outside its ISR and fetches it
+    from nobody (ReplicaManager.applyLocalFollowersDelta removed its fetcher)."""
+
+    def StoppedFetchingInShutdown(s) -> bool:
+        for i, want in enumerate(s.broker_want_shutdown):
+            if (want and s.broker_state[i].status == RUNNING and s.partition_status[i] == FOLLOWER
+                    and i + 1 not in s.partition_metadata[i].isr
+                    and all(f.partition is None for f in s.broker_fetchers[i])):
+                return True
+        return False
+
+    return StoppedFetchingInShutdown
+
+
+def recovering_isr_alone(ctx: KraftContext):
+    """RecoveringIsrAlone (LeaderRecoveryState, KIP-704): while the controller
+    has the partition RECOVERING after an unclean election, its ISR holds at
+    most one replica: "the controller will not allow the ISR to be expanded
+    while the partition is recovering"."""
+
+    def RecoveringIsrAlone(s) -> bool:
+        recovering, md = s.con_leader_recovering, s.con_partition_metadata
+        return not recovering or len(md.isr) <= 1
+
+    return RecoveringIsrAlone
+
+
+def leader_recovering(ctx: KraftContext):
+    """LeaderRecovering: the controller has the partition RECOVERING (an
+    unclean election, KIP-704)."""
+
+    def LeaderRecovering(s) -> bool:
+        return s.con_leader_recovering
+
+    return LeaderRecovering
+
+
+def isr_expanded_after_recovery(ctx: KraftContext):
+    """IsrExpandedAfterRecovery: after an unclean election (one is reported)
+    the partition is RECOVERED again and its ISR has grown past one replica:
+    the leader's AlterPartition cleared RECOVERING."""
+
+    def IsrExpandedAfterRecovery(s) -> bool:
+        recovering, md, reported = s.con_leader_recovering, s.con_partition_metadata, s.ghost_reported
+        return reported.count > 0 and not recovering and len(md.isr) > 1
+
+    return IsrExpandedAfterRecovery

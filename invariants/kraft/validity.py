@@ -232,10 +232,15 @@ def valid_replica_state(ctx: KraftContext):
 
 def valid_fetcher_state(ctx: KraftContext):
     """ValidFetcherState: a broker fetches the partition from at most one peer;
-    a leader from none, a follower from one."""
+    a leader from none, a follower from one - in the storage variants, but a
+    follower in controlled shutdown outside its ISR, which fetches from none
+    (ShutdownStopsFetching, ReplicaManager.applyLocalFollowersDelta)."""
+    storage = ctx.storage
 
     def ValidFetcherState(s) -> bool:
         status = s.partition_status
+        if storage:  # read on every state: the declared reads happen
+            shutting, metadata = s.broker_want_shutdown, s.partition_metadata
         i = 0
         for row in s.broker_fetchers:
             # peers b1 with broker_fetchers[b][b1].partition # Nil: all, and b1 # b
@@ -252,7 +257,7 @@ def valid_fetcher_state(ctx: KraftContext):
                 if others:
                     return False
             elif st == FOLLOWER:
-                if not others:
+                if not others and not (storage and shutting[i] and i + 1 not in metadata[i].isr):
                     return False
             i += 1
         return True

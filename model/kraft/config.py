@@ -160,6 +160,33 @@ _STORAGE_KAFKA = (
              "replica.high.watermark.checkpoint.interval.ms timer) or flush (with the log's "
              "flushes only: the policy's and, while the broker runs, the OS's BackgroundFlush); "
              "both: at a controlled shutdown"),
+    Constant("ControlledShutdownTimeout", bool, True,
+             "true (default, Kafka: BrokerServer.shutdown waits for the controller's grant only "
+             "until its shutdown deadline, then logs \"Timed out waiting for the controller to "
+             "approve controlled shutdown\" and stops anyway): CompleteControlledShutdown(b) may "
+             "come at any time after BeginControlledShutdown(b), granted or not, and the "
+             "controller learns of the stop at the session timeout; false: only once granted "
+             "(GrantShutdown fenced b)"),
+    Constant("ControlledShutdownEnable", bool, True,
+             "controlled.shutdown.enable (Kafka's default true); false: the broker stops at once "
+             "without asking the controller (UncontrolledShutdown(b): flush, HWM checkpoint, broker "
+             "epoch file; BrokerServer.shutdown skips beginControlledShutdown), which learns of "
+             "it at the session timeout"),
+    Constant("ShutdownStopsFetching", bool, True,
+             "true (default, Kafka: ReplicaManager.applyLocalFollowersDelta): a broker in "
+             "controlled shutdown stops fetching a partition whose metadata update leaves it "
+             "without a leader or outside the ISR; false: it keeps fetching until it stops"),
+    Constant("LeaderRecoveryState", bool, True,
+             "true (default, Kafka since KIP-704): an unclean election (ElectUncleanLeader, "
+             "ElectLastKnownLeader; not KIP-966's unclean recovery) marks the partition RECOVERING "
+             "(PartitionChangeBuilder.tryElection); the controller rejects an AlterPartition that "
+             "says RECOVERING with more than the leader in the ISR, and the leader, which marks "
+             "itself RECOVERED as it becomes leader (Partition.makeLeader), clears it with its "
+             "first accepted AlterPartition; false: no such state"),
+    Constant("SegmentRollFlush", str, "scheduled",
+             "FlushPolicy segment_roll: scheduled (default, Kafka: UnifiedLog.roll schedules the "
+             "flush-log task, FlushRolledSegments(b), a step of its own that a crash may "
+             "pre-empt) or append (the rolled segments are flushed in the appending step)"),
 )
 KIP966_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER,)
 V3_5_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER,)
@@ -167,8 +194,10 @@ V3_5_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER,)
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
 ACKS = ("all", "1")
 HWM_CHECKPOINTS = ("timer", "flush")
+SEGMENT_ROLL_FLUSHES = ("scheduled", "append")
 _STR_CHOICES = {"FlushPolicy": FLUSH_POLICIES, "UncleanRecoveryStrategy": RECOVERY_STRATEGIES,
-                "Acks": ACKS, "HwmCheckpoint": HWM_CHECKPOINTS}
+                "Acks": ACKS, "HwmCheckpoint": HWM_CHECKPOINTS,
+                "SegmentRollFlush": SEGMENT_ROLL_FLUSHES}
 
 
 @dataclass(frozen=True)
@@ -319,6 +348,14 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
                 raise ModelConfigError(
                     f"kraft/{variant}: {name} applies to FlushPolicy = {policy!r} only "
                     f"(FlushPolicy is {cfg['FlushPolicy']!r})")
+        if cfg["SegmentRollFlush"] != "scheduled" and cfg["FlushPolicy"] != "segment_roll":
+            raise ModelConfigError(
+                f"kraft/{variant}: SegmentRollFlush applies to FlushPolicy = 'segment_roll' only "
+                f"(FlushPolicy is {cfg['FlushPolicy']!r})")
+        if not cfg["ControlledShutdownEnable"] and not cfg["ControlledShutdownSteps"]:
+            raise ModelConfigError(
+                f"kraft/{variant}: ControlledShutdownSteps = false needs ControlledShutdownEnable = "
+                f"true (with false the broker stops at once: UncontrolledShutdown)")
     if (cfg.get("UncleanLeaderElection") and v.elr
             and cfg["UncleanRecoveryStrategy"] != "last_known_leader"):
         raise ModelConfigError(

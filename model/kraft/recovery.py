@@ -172,10 +172,14 @@ def complete_unclean_recovery(k, s, mt, out):
             con_recovery=None, messages=msgs, messages_discard=disc))))
 
 
-def _elect_and_report(k, s, c, elr, ch):
+def _elect_and_report(k, s, c, elr, ch, unclean_election=False):
     """s with c elected as leader and sole ISR member (new leader and partition
     epochs), the election reported as a potential data-loss event (ghost: the
-    committed values c lacks), and c's log the reference from now on."""
+    committed values c lacks), and c's log the reference from now on. Kafka's
+    unclean elections (`unclean_election`: unclean.leader.election, the last
+    known leader) mark the partition RECOVERING with LeaderRecoveryState
+    (KIP-704, PartitionChangeBuilder.tryElection); KIP-966's unclean recovery,
+    which its description does not tie to KIP-704, does not."""
     md = s.con_partition_metadata
     cpm, log = apply_partition_change(k, s, md.replicas, c, frozenset((c,)), elr,
                                       md.leader_epoch + 1, md.partition_epoch + 1,
@@ -184,6 +188,8 @@ def _elect_and_report(k, s, c, elr, ch):
     reported = s.ghost_reported
     ch.update(con_partition_metadata=cpm, con_metadata_log=log,
               ghost_reported=RecoveryReport(reported.count + 1, reported.lost | lost))
+    if unclean_election and k.leader_recovery and not s.con_leader_recovering:  # KIP-704
+        ch["con_leader_recovering"] = True
     if s.ghost_unclean[c - 1] == Ghost.UNCLEAN:  # its log is now the reference
         ch["ghost_unclean"] = except_at(s.ghost_unclean, c, Ghost.TRUSTED)
     return with_changes(s, ch)
@@ -210,7 +216,7 @@ def elect_last_known_leader(k, s, mt, out):
             k, md, s.con_unfenced - k.in_controlled_shutdown(s)):
         return
     (c,) = md.last_known_elr
-    out.append((k.acts["ElectLastKnownLeader"][0], _elect_and_report(k, s, c, EMPTY, {})))
+    out.append((k.acts["ElectLastKnownLeader"][0], _elect_and_report(k, s, c, EMPTY, {}, True)))
 
 
 def elect_unclean_leader(k, s, mt, out):
@@ -230,4 +236,4 @@ def elect_unclean_leader(k, s, mt, out):
         return
     act = k.acts["ElectUncleanLeader"][0]
     for c in sorted(md.replicas & unfenced):
-        out.append((act, _elect_and_report(k, s, c, EMPTY, {})))
+        out.append((act, _elect_and_report(k, s, c, EMPTY, {}, True)))

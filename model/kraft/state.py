@@ -293,6 +293,9 @@ class KraftStorageState(NamedTuple):
     # the controlled shutdown in steps (ControlledShutdownSteps, model/kraft/storage.py)
     broker_want_shutdown: tuple      # b -> PENDING_CONTROLLED_SHUTDOWN: its heartbeats carry wantShutDown
     con_controlled_shutdown: tuple   # b -> its controlled shutdown offset while CONTROLLED_SHUTDOWN, else None
+    # KIP-704 (LeaderRecoveryState): the controller's partition is RECOVERING
+    # after an unclean election, until the leader's AlterPartition says RECOVERED
+    con_leader_recovering: bool
 
 
 STORAGE_VARIABLES: tuple[str, ...] = KraftStorageState._fields

@@ -69,10 +69,11 @@ from model.kraft import controller, faults, fetch, network, recovery
 from model.kraft.config import resolve
 from model.kraft.controller import FENCED, UNFENCED, handle_broker_fenced
 from model.kraft.messages import CONTROLLER, AlterPartitionResponse
+from model.kraft.replica import fetchers_without_partition
 from model.kraft.model import _MSG_TYPES, EMPTY, KraftModel
 from model.kraft.state import (
     STORAGE_VARIABLES, VARIABLES, BrokerState, BrokerStatus, ErrorCode, Ghost, KraftStorageState,
-    LogInfo, MsgType, PartitionData, RecoveryMsgType, RecoveryReport, StorageCtrs, UncleanRecovery, except_at,
+    LogInfo, MsgType, NO_LEADER, PartitionData, RecoveryMsgType, RecoveryReport, StorageCtrs, UncleanRecovery, except_at,
     with_changes)
 
 OFFLINE_CLEAN = BrokerStatus.OFFLINE_CLEAN
@@ -92,10 +93,19 @@ def policy_flush(k, flushed: int, leo: int) -> int:
     if policy == "every_n":      # log.flush.interval.messages = N
         return leo if leo - flushed >= k.flush_every_n else flushed
     if policy == "segment_roll":  # appending record kS+1 rolls a segment: 1..kS flushed
-        records = leo - 1
-        rolled = ((records - 1) // k.segment_size) * k.segment_size + 1 if records else 1
+        if k.roll_flush_scheduled:  # later, by the flush-log task (FlushRolledSegments)
+            return flushed
+        rolled = rolled_offset(k, leo)
         return rolled if rolled > flushed else flushed
     return flushed               # async: only the OS (BackgroundFlush)
+
+
+def rolled_offset(k, leo: int) -> int:
+    """FlushPolicy segment_roll: the base offset of the active segment of a
+    log whose LEO is `leo` (segments of SegmentSize records from offset 1):
+    the records below it are in rolled segments."""
+    records = leo - 1
+    return ((records - 1) // k.segment_size) * k.segment_size + 1 if records else 1
 
 
 def follow_logs(k, s, t):
@@ -134,6 +144,36 @@ def follow_logs(k, s, t):
     if ckpt is not None:
         ch["partition_hwm_checkpoint"] = tuple(ckpt)
     return with_changes(t, ch)
+
+
+def _stopping_fetchers(fn):
+    """ReceiveMetadataUpdate(b), and (ShutdownStopsFetching) a broker in
+    controlled shutdown that the update leaves a follower without a leader or
+    outside the ISR stops fetching the partition
+    (ReplicaManager.applyLocalFollowersDelta: isInControlledShutdown, set by
+    beginControlledShutdown; the fetcher is removed, the replica stays)."""
+    def action(k, s, b, mt, out):
+        start = len(out)
+        fn(k, s, b, mt, out)
+        i = b - 1
+        if not s.broker_want_shutdown[i]:
+            return
+        md0 = s.partition_metadata[i]
+        for j in range(start, len(out)):
+            act, t = out[j]
+            md = t.partition_metadata[i]
+            if md is md0 or md.leader == b or b not in md.replicas:
+                continue  # no partition change, or not a local follower
+            if md.leader != NO_LEADER and b in md.isr:
+                continue
+            row = t.broker_fetchers[i]
+            new_row = fetchers_without_partition(row)
+            if new_row is not row:
+                out[j] = (act, with_changes(t, {"broker_fetchers": except_at(t.broker_fetchers, b,
+                                                                              new_row)}))
+    action.__name__ = fn.__name__
+    action.__doc__ = fn.__doc__
+    return action
 
 
 def _following_logs(fn):
@@ -185,6 +225,26 @@ def checkpoint_hwm(k, s, b, mt, out):
         "partition_hwm_checkpoint": except_at(s.partition_hwm_checkpoint, b, hwm)})))
 
 
+def flush_rolled_segments(k, s, b, mt, out):
+    """FlushRolledSegments(b) (FlushPolicy segment_roll, SegmentRollFlush
+    scheduled): the flush-log task that UnifiedLog.roll scheduled runs
+    (flushUptoOffsetExclusive(the new segment's base offset)): the rolled
+    segments are on disk. A task of the running process: a crash before it
+    runs loses it. It flushes the segments rolled by the time it runs (a
+    truncation since the roll takes the segment, and the flush, with it)."""
+    i = b - 1
+    if s.broker_state[i].status != RUNNING:
+        return
+    d = s.partition_data[i]
+    rolled = rolled_offset(k, d.leo)
+    if rolled <= s.partition_flushed[i]:
+        return
+    ch = {"partition_flushed": except_at(s.partition_flushed, b, rolled)}
+    if k.checkpoint_at_flush and s.partition_hwm_checkpoint[i] != d.hwm:
+        ch["partition_hwm_checkpoint"] = except_at(s.partition_hwm_checkpoint, b, d.hwm)
+    out.append((k.acts["FlushRolledSegments"][b], with_changes(s, ch)))
+
+
 # ---- stops -------------------------------------------------------------------------
 
 def _stop(k, s, b, new_bs, data, flushed, ckpt, ghost, ctr_field, fence):
@@ -221,6 +281,24 @@ def controlled_shutdown(k, s, b, mt, out):
     for t in _stop(k, s, b, BrokerState(OFFLINE_CLEAN, bs.broker_epoch, 0, False), d, d.leo, d.hwm,
                    s.ghost_unclean[i], "controlled_shutdown_ctr", fence):
         out.append((act, t))
+
+
+def uncontrolled_shutdown(k, s, b, mt, out):
+    """UncontrolledShutdown(b) (ControlledShutdownEnable = false: BrokerServer.shutdown
+    skips the controlled shutdown): the broker stops at once without asking
+    the controller: flush everything, checkpoint the HWM, write the broker
+    epoch file. Its registration stays unfenced, its leadership and ISR place
+    with it, until the controller's session timeout (SessionTimeout)."""
+    if s.aux_ctrs.controlled_shutdown_ctr >= k.controlled_limit:
+        return
+    i = b - 1
+    bs = s.broker_state[i]
+    if bs.status <= OFFLINE_DIRTY:
+        return
+    d = s.partition_data[i]
+    (t,) = _stop(k, s, b, BrokerState(OFFLINE_CLEAN, bs.broker_epoch, 0, False), d, d.leo, d.hwm,
+                 s.ghost_unclean[i], "controlled_shutdown_ctr", False)
+    out.append((k.acts["UncontrolledShutdown"][b], t))
 
 
 def begin_controlled_shutdown(k, s, b, mt, out):
@@ -285,11 +363,17 @@ def grant_shutdown(k, s, b, mt, out):
 
 def complete_controlled_shutdown(k, s, b, mt, out):
     """CompleteControlledShutdown(b): told to shut down (its registration is
-    fenced), the broker stops: flush everything, checkpoint the HWM, write the
-    broker epoch file (BrokerServer.shutdown; LogManager.shutdown)."""
+    fenced) or, ControlledShutdownTimeout, out of time waiting for that
+    (BrokerServer.shutdown: "Timed out waiting for the controller to approve
+    controlled shutdown"), the broker stops: flush everything, checkpoint the
+    HWM, write the broker epoch file (BrokerServer.shutdown;
+    LogManager.shutdown). Stopped without the grant, it stays registered
+    unfenced (and leads what it led) until its session times out."""
     i = b - 1
     bs = s.broker_state[i]
-    if not s.broker_want_shutdown[i] or bs.status <= OFFLINE_DIRTY or _heartbeat_answered(s, b):
+    if not s.broker_want_shutdown[i] or bs.status <= OFFLINE_DIRTY:
+        return
+    if not k.shutdown_timeout and _heartbeat_answered(s, b):
         return
     d = s.partition_data[i]
     act = k.acts["CompleteControlledShutdown"][b]
@@ -451,7 +535,23 @@ def unfence_broker(k, s, b, mt, out):
 def receive_alter_partition_request(k, s, b, mt, out):
     """ReceiveAlterPartitionRequest(b); a proposed ISR with a broker in
     controlled shutdown is rejected with IneligibleReplica
-    (ReplicationControlManager.ineligibleReplicasForIsr: "shutting down")."""
+    (ReplicationControlManager.ineligibleReplicasForIsr: "shutting down").
+    LeaderRecoveryState: an accepted request of the leader, which marked
+    itself RECOVERED as it became leader (Partition.makeLeader), clears
+    RECOVERING (KIP-704); the controller's rejection of a RECOVERING request
+    with more than the leader in the ISR never fires for such a leader."""
+    if not s.con_leader_recovering:
+        _receive_alter_partition_request(k, s, b, mt, out)
+        return
+    start = len(out)
+    _receive_alter_partition_request(k, s, b, mt, out)
+    for j in range(start, len(out)):
+        act, t = out[j]
+        if t.con_partition_metadata is not s.con_partition_metadata:  # accepted: a new partition epoch
+            out[j] = (act, with_changes(t, {"con_leader_recovering": False}))
+
+
+def _receive_alter_partition_request(k, s, b, mt, out):
     shutting = k.in_controlled_shutdown(s)
     if not shutting:
         controller.receive_alter_partition_request(k, s, b, mt, out)
@@ -523,7 +623,12 @@ class StorageModel(KraftModel):
         self.flush_every_n = cfg["FlushEveryN"]
         self.segment_size = cfg["SegmentSize"]
         self.controlled_limit = cfg["ControlledShutdownLimit"]
-        self.shutdown_steps = cfg["ControlledShutdownSteps"]
+        self.shutdown_enable = cfg["ControlledShutdownEnable"]
+        self.shutdown_steps = self.shutdown_enable and cfg["ControlledShutdownSteps"]
+        self.shutdown_timeout = cfg["ControlledShutdownTimeout"]
+        self.leader_recovery = cfg["LeaderRecoveryState"]
+        self.roll_flush_scheduled = (self.flush_policy == "segment_roll"
+                                     and cfg["SegmentRollFlush"] == "scheduled")
         self.crash_limit = cfg["ProcessCrashLimit"]
         self.power_limit = cfg["PowerLossLimit"]
         self.correlated = cfg["CorrelatedPowerLoss"]
@@ -536,7 +641,13 @@ class StorageModel(KraftModel):
                    for name, fn, gate in actions]
         actions = [(name, receive_fetch_request if name == "ReceiveFetchRequest" else fn, gate)
                    for name, fn, gate in actions]
-        if self.shutdown_steps:
+        if self.shutdown_steps and cfg["ShutdownStopsFetching"]:
+            actions = [(name, _stopping_fetchers(fn) if name == "ReceiveMetadataUpdate" else fn,
+                        gate) for name, fn, gate in actions]
+        if not self.shutdown_enable:
+            actions.append(("UncontrolledShutdown", uncontrolled_shutdown,
+                            lambda st, reg, kinds, bud: st > OD and bud[1]))
+        elif self.shutdown_steps:
             actions += [
                 ("BeginControlledShutdown", begin_controlled_shutdown,
                  lambda st, reg, kinds, bud: st > OD and bud[1]),
@@ -555,6 +666,9 @@ class StorageModel(KraftModel):
             actions.append(("BackgroundFlush", background_flush, lambda st, reg, kinds, bud: True))
         if not self.checkpoint_at_flush:
             actions.append(("CheckpointHwm", checkpoint_hwm, lambda st, reg, kinds, bud: st == R))
+        if self.roll_flush_scheduled:
+            actions.append(("FlushRolledSegments", flush_rolled_segments,
+                            lambda st, reg, kinds, bud: st == R))
         actions += [
             ("ReceiveBrokerRegRequest", receive_broker_reg_request,
              lambda st, reg, kinds, bud: T.RegisterBrokerRequest in kinds),
@@ -613,7 +727,7 @@ class StorageModel(KraftModel):
             *items, partition_flushed=(1,) * n, partition_hwm_checkpoint=(1,) * n,
             con_recovery=None, ghost_unclean=self.initial_ghost,
             ghost_reported=RecoveryReport(0, EMPTY), broker_want_shutdown=(False,) * n,
-            con_controlled_shutdown=self._no_controlled_shutdown)])
+            con_controlled_shutdown=self._no_controlled_shutdown, con_leader_recovering=False)])
 
     _msg_kinds = _KINDS
 
@@ -625,8 +739,8 @@ class StorageModel(KraftModel):
 
     def plain_converters(self) -> tuple:
         """KraftModel's, then the storage variables' (in state order), then the consumer's."""
-        return (self.reference_converters() + (tuple, tuple, _recovery, _ghosts, _report, _bools, tuple)
-                + self.consumer_converters())
+        return (self.reference_converters() + (tuple, tuple, _recovery, _ghosts, _report, _bools, tuple,
+                                                bool) + self.consumer_converters())
 
 
 def _recovery(rec):

@@ -86,6 +86,10 @@ DESCRIBE = {
     "GrantShutdown": "the controller fences broker {b} and tells it to shut down now",
     "CompleteControlledShutdown": ("broker {b} completes its controlled shutdown: flushes its log, "
                                    "checkpoints its HWM, writes its broker epoch file"),
+    "UncontrolledShutdown": ("broker {b} shuts down without asking the controller "
+                             "(controlled.shutdown.enable = false): flushes its log, checkpoints "
+                             "its HWM, writes its broker epoch file"),
+    "FlushRolledSegments": "broker {b}'s flush-log task flushes its rolled log segments",
     "ProcessCrash": "broker {b}'s process crashes (the page cache survives, no broker epoch file)",
     "PowerLoss": "broker {b} loses power: its log falls back to what was flushed",
     "PowerOutage": "a power outage takes down brokers {bs}: each log falls back to what was flushed",
@@ -344,11 +348,12 @@ class KraftView(TraceView):
             if was != now or prev.partition_metadata[b - 1].leader_epoch != md.leader_epoch:
                 role = _enum(now) if now is not None else "no replica role"
                 text += f": now {role.lower() if now is not None else role} in leader epoch {md.leader_epoch}"
-        elif name in ("PowerLoss", "PowerOutage", "BackgroundFlush") and hasattr(state, "partition_flushed"):
+        elif name in ("PowerLoss", "PowerOutage", "BackgroundFlush", "FlushRolledSegments") \
+                and hasattr(state, "partition_flushed"):
             parts = []
             for br in (params if name == "PowerOutage" else (b,)):
                 a, c = prev.partition_data[br - 1], state.partition_data[br - 1]
-                if name == "BackgroundFlush":
+                if name in ("BackgroundFlush", "FlushRolledSegments"):
                     parts.append(f"flushed offset {prev.partition_flushed[br - 1]} -> "
                                  f"{state.partition_flushed[br - 1]}")
                 elif len(c.log) < len(a.log):

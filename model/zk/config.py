@@ -17,9 +17,10 @@ BROKER_EPOCHS = ("none", "kip380", "kraft")
 ACKS = ("all", "1")
 LEADER_AND_ISR_QUEUES = ("fifo", "newest")
 SHUTDOWN_STEPS = ("several", "one")
+ELECTION_HWS = ("kept", "leo")
 _STR_CHOICES = {"Election": ELECTIONS, "BrokerEpochs": BROKER_EPOCHS, "Acks": ACKS,
                 "LeaderAndIsrQueue": LEADER_AND_ISR_QUEUES,
-                "ControlledShutdownSteps": SHUTDOWN_STEPS}
+                "ControlledShutdownSteps": SHUTDOWN_STEPS, "ElectionHw": ELECTION_HWS}
 
 CONSTANTS = (
     Constant("BrokerCount", int, 2, "number of brokers, ids 0..BrokerCount-1 (0.8 replication design: broker-0, ...)"),
@@ -56,6 +57,13 @@ CONSTANTS = (
              "how many ZooKeeper sessions may expire while the broker keeps running (a zombie leader)"),
     Constant("UncleanLeaderElection", bool, False,
              "a live replica outside the ISR may be elected when no ISR member is alive (Kafka's design docs, unclean leader election)"),
+    Constant("ElectionHw", str, "kept",
+             "the HW of a newly elected leader: kept: Kafka's code (Partition.makeLeader, 0.8.2 to "
+             "0.10.2): the leader keeps the HW it had as a follower (or recovered from its "
+             "checkpoint), forgets its followers' LEOs and raises the HW through "
+             "maybeIncrementLeaderHW, to its LEO at once only when the ISR is the leader alone, "
+             "otherwise as the ISR fetches; leo: the 0.8 replication design (\"the new leader "
+             "chooses its LEO as the new HW\"; detailed design V2 becomeLeader: r.hw = r.leo)"),
     Constant("ConditionalIsrUpdate", bool, True,
              "the leader writes the ISR under a check of the znode version it last saw"),
     Constant("PromptElection", bool, False,

@@ -54,7 +54,7 @@ The leader entry is persistent: only the controller writes the leader.
 from __future__ import annotations
 
 from model.zk import ghost
-from model.zk.replica import LEADER, NO_ROLE, NONE, commit, follow
+from model.zk.replica import LEADER, NO_ROLE, NONE, commit, follow, leader_hw
 from model.zk.state import NO_LEADER, LeaderAndIsr, LeaderView, ReplicaRole, ZkPartition, put, with_changes
 
 
@@ -259,8 +259,8 @@ def controller_failover(k, s, out):
 
 def receive_leader_and_isr(k, s, b, out):
     """ReceiveLeaderAndIsr(b): b acts on the controller's request. Naming b
-    leader in a newer epoch (or b has no state): b becomes leader, its LEO the
-    HW (0.8 makeLeader). Naming b leader in its own epoch: b takes the
+    leader in a newer epoch (or b has no state): b becomes leader, its HW as
+    ElectionHw says (replica.leader_hw; Kafka's Partition.makeLeader keeps it). Naming b leader in its own epoch: b takes the
     newer ISR and znode version and commits what it can. Naming another
     leader in a newer epoch: b follows it (becomeFollower, each variant's
     truncation). Anything else is stale and dropped; so is (BrokerEpochs
@@ -286,11 +286,11 @@ def receive_leader_and_isr(k, s, b, out):
                 commit(k, s, b, view, s.log[b], ch)
         elif newer:
             ch["role"] = put(s.role, b, ReplicaRole(LEADER, b, req.leader_epoch))
-            ch["hw"] = put(s.hw, b, len(s.log[b]))
-            ch["leader_view"] = put(s.leader_view, b,
-                                    LeaderView(req.isr, req.version, k.no_follower_leos))
+            view = LeaderView(req.isr, req.version, k.no_follower_leos)
+            ch["leader_view"] = put(s.leader_view, b, view)
             if s.fetch_response[b] is not None:
                 ch["fetch_response"] = put(s.fetch_response, b, None)
+            leader_hw(k, s, b, view, ch)
     elif req.leader != NO_LEADER and newer:
         follow(k, s, b, req.leader, req.leader_epoch, ch)
     out.append((k.acts["ReceiveLeaderAndIsr"][b], with_changes(s, ch)))

@@ -60,9 +60,16 @@ def _up_keeper(keepers, up) -> bool:
 
 def acknowledge(acked: tuple, values, isr, logs) -> tuple:
     """`values` (in log order) are acknowledged now: every member of `isr`
-    holding a value keeps it."""
+    holding a value keeps it. A value committed again (a leader that kept a
+    lower HW, ElectionHw kept, passes it once more) enters the promise anew
+    if it had left it; one still protected keeps its keepers."""
     new = list(acked)
     for v in values:
+        old = next((a for a in new if a.value == v), None)
+        if old is not None:
+            if old.keepers:
+                continue
+            new.remove(old)
         keepers = frozenset(m for m in isr if any(r.value == v for r in logs[m]))
         new.append(Acked(v, keepers))
     new.sort()

@@ -88,6 +88,7 @@ class ZkModel:
         self.follower_stall_limit = cfg["FollowerStallLimit"]
         self.shutdown_in_steps = self.controller and cfg["ControlledShutdownSteps"] == "several"
         self.no_follower_leos = (0,) * n
+        self.election_hw_leo = cfg["ElectionHw"] == "leo"
 
         names = [a for a, _ in ACTIONS]
         dropped = set(("BecomeFollower",) if self.controller else _CONTROLLER_ONLY)

@@ -94,11 +94,12 @@ def write_isr(k, s, leader: int, view, new_isr: frozenset):
 
 def commit(k, s, leader: int, view, log: tuple, ch: dict) -> None:
     """The leader's commit: HW = the smallest LEO of the ISR members (a record
-    is committed once every ISR member has it, 0.8 replication design); never lowered. The
-    records it passes are committed, acknowledged to the producer with acks=all
-    (ghost.acknowledge: the durability promise, with either Acks): the HW is
-    the LEO at election, so every record above it was written by this leader
-    in this leadership (detailed design V2: the commit thread acks the commitQ)."""
+    is committed once every ISR member has it, 0.8 replication design;
+    Partition.maybeIncrementLeaderHW); never lowered. The records it passes
+    are committed (ghost.acknowledge: the durability promise, with either
+    Acks), records of an earlier leader too when the election kept the HW
+    (ElectionHw kept): Kafka promises committed records, whoever wrote them
+    (detailed design V2: the commit thread acks the commitQ)."""
     new_hw = len(log)
     fl = view.follower_leo
     for f in view.isr:
@@ -114,6 +115,23 @@ def commit(k, s, leader: int, view, log: tuple, ch: dict) -> None:
     ch["acked"] = ghost.acknowledge(ch.get("acked", s.acked),
                                     [r.value for r in log[old_hw:new_hw]],
                                     view.isr & zk.isr, logs)
+
+
+def leader_hw(k, s, b, view, ch: dict) -> None:
+    """The HW of b, just made leader with `view` (the ISR it leads, its
+    followers' LEOs unknown), added to `ch` after the step's znode, view and
+    ghost changes. ElectionHw kept (Kafka's Partition.makeLeader): b keeps
+    its own HW and raises it as maybeIncrementLeaderHW does, which reaches
+    the LEO at once only when b is alone in the ISR (commit: each other
+    member's LEO counts as 0 until it fetches). ElectionHw leo (the 0.8
+    replication design): the LEO, with no commit (nothing is acknowledged)."""
+    logs = ch.get("log", s.log)
+    if k.election_hw_leo:
+        hw = ch.get("hw", s.hw)
+        if hw[b] != len(logs[b]):
+            ch["hw"] = put(hw, b, len(logs[b]))
+        return
+    commit(k, s, b, view, logs[b], ch)
 
 
 def become_follower(k, s, b, out):

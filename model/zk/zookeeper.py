@@ -19,6 +19,7 @@ controller writes it (controller.py).
 from __future__ import annotations
 
 from model.zk import ghost
+from model.zk.replica import leader_hw
 from model.zk.state import NO_LEADER, LeaderView, ReplicaRole, Role, put, with_changes
 
 
@@ -37,8 +38,10 @@ def elect_leader(k, s, b, out):
     registers first (V2 leaderElection: "r in AR && r in ISR"). It writes itself
     as leader with a new epoch; the ISR keeps its live members (the 0.8
     controller's rule, and the V2 leader's "write the current ISR" after the
-    dead ones failed to catch up). b takes its LEO as the HW (0.8 replication design: "The
-    new leader chooses its LEO as the new HW"; V2 becomeLeader: r.hw = r.leo).
+    dead ones failed to catch up). b's HW: ElectionHw (replica.leader_hw):
+    Kafka's makeLeader keeps b's HW and raises it to the LEO only when b is
+    alone in the ISR; the 0.8 replication design takes the LEO ("The new
+    leader chooses its LEO as the new HW"; V2 becomeLeader: r.hw = r.leo).
 
     UncleanElectLeader(b): with UncleanLeaderElection, when no ISR member is
     alive, a live replica outside the ISR may be elected (Kafka's design docs, "Choose the
@@ -59,14 +62,15 @@ def elect_leader(k, s, b, out):
         return
     epoch = zk.leader_epoch + 1
     version = zk.version + 1
+    view = LeaderView(isr, version, k.no_follower_leos)
     ch = {
         "zk_partition": zk._replace(leader=b, leader_epoch=epoch, isr=isr, version=version),
         "role": put(s.role, b, ReplicaRole(Role.LEADER, b, epoch)),
-        "hw": put(s.hw, b, len(s.log[b])),
-        "leader_view": put(s.leader_view, b, LeaderView(isr, version, k.no_follower_leos)),
+        "leader_view": put(s.leader_view, b, view),
         "acked": ghost.isr_changed(s.acked, isr, s.running, s.clean_down,
                                    act.name == "UncleanElectLeader"),
     }
+    leader_hw(k, s, b, view, ch)
     if s.fetch_response[b] is not None:
         ch["fetch_response"] = put(s.fetch_response, b, None)
     unclean = act.name == "UncleanElectLeader"

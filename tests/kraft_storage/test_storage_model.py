@@ -92,7 +92,8 @@ def test_async_flushes_only_in_background_steps():
 @pytest.mark.parametrize("policy, extra, after_one, after_two", [
     ("every_write", {}, 2, 3),
     ("every_n", {"FlushEveryN": 2}, 1, 3),
-    ("segment_roll", {"SegmentSize": 1}, 1, 2),  # the 2nd append rolls the 1st segment
+    # the 2nd append rolls the 1st segment (SegmentRollFlush append: flushed in the append)
+    ("segment_roll", {"SegmentSize": 1, "SegmentRollFlush": "append"}, 1, 2),
 ])
 def test_policy_flushes_on_append(policy, extra, after_one, after_two):
     m = model(FlushPolicy=policy, Values=["A", "B"], MinISR=1, BackgroundFlushAlways=False, **extra)
@@ -101,6 +102,37 @@ def test_policy_flushes_on_append(policy, extra, after_one, after_two):
     assert s.partition_flushed[0] == after_one
     s = step(m, s, "WriteRecordToLeader", 1, pick=0)
     assert s.partition_flushed[0] == after_two
+
+
+def test_a_segment_roll_schedules_its_flush_as_a_step_of_its_own():
+    """SegmentRollFlush scheduled (default, Kafka's UnifiedLog.roll): the roll
+    schedules the flush-log task; until FlushRolledSegments runs, a power loss
+    drops the rolled segment."""
+    m = model(FlushPolicy="segment_roll", Values=["A", "B"], MinISR=1, BackgroundFlushAlways=False)
+    s = step(m, m.init_states()[0], "WriteRecordToLeader", 1, pick=0)
+    assert not succ(m, s, "FlushRolledSegments", 1)  # A is in the active segment
+    s = step(m, s, "WriteRecordToLeader", 1, pick=0)
+    assert s.partition_flushed[0] == 1  # B rolled A's segment; its flush is still to come
+    lost = step(m, s, "PowerLoss", 1)
+    assert lost.partition_data[0].log == ()
+    f = step(m, s, "FlushRolledSegments", 1)
+    assert f.partition_flushed[0] == 2 and not succ(m, f, "FlushRolledSegments", 1)
+    assert [r.value for r in step(m, f, "PowerLoss", 1).partition_data[0].log] == ["A"]
+    assert "FlushRolledSegments" not in model(FlushPolicy="segment_roll",
+                                              SegmentRollFlush="append").action_names
+
+
+def test_rolled_segment_unflushed_marks_the_pending_flush_task():
+    m, props = build_checked("kraft", "kip966_storage",
+                             {**B2, "Values": ["A", "B"], "MinISR": 1, "FlushPolicy": "segment_roll"})
+    (w,) = [p for p in props if p.name == "RolledSegmentUnflushed"]
+    s = step(m, m.init_states()[0], "WriteRecordToLeader", 1, pick=0)
+    assert not w.predicate(s)
+    s = step(m, s, "WriteRecordToLeader", 1, pick=0)
+    assert w.predicate(s) and not w.predicate(step(m, s, "FlushRolledSegments", 1))
+    _, props = build_checked("kraft", "kip966_storage", {**B2, "FlushPolicy": "segment_roll",
+                                                         "SegmentRollFlush": "append"})
+    assert "RolledSegmentUnflushed" not in [p.name for p in props]
 
 
 @pytest.mark.parametrize("policy, extra, after", [
@@ -186,7 +218,7 @@ def test_controlled_shutdown_flushes_writes_the_epoch_file_and_is_fenced():
 
 
 def test_controlled_shutdown_in_steps_moves_leadership_before_the_broker_stops():
-    m = model(ControlledShutdownLimit=1)
+    m = model(ControlledShutdownLimit=1, ControlledShutdownTimeout=False)
     assert "ControlledShutdown" not in m.action_names
     s = committed(m)
     a = step(m, s, "BeginControlledShutdown", 1)
@@ -214,6 +246,70 @@ def test_controlled_shutdown_in_steps_moves_leadership_before_the_broker_stops()
     assert crashed.con_controlled_shutdown[0] is not None
     fenced = step(m, crashed, "SessionTimeout", 1)
     assert fenced.con_controlled_shutdown[0] is None
+
+
+def test_a_controlled_shutdown_times_out_without_the_grant():
+    """ControlledShutdownTimeout (default, BrokerServer.shutdown): the broker
+    stops cleanly without the controller's grant; it stays registered
+    unfenced, and leader, until its session times out."""
+    m = model(ControlledShutdownLimit=1)
+    a = step(m, committed(m), "BeginControlledShutdown", 1)
+    t = step(m, a, "CompleteControlledShutdown", 1)
+    assert t.broker_state[0].status == BrokerStatus.OFFLINE_CLEAN
+    assert t.partition_flushed[0] == t.partition_data[0].leo == 2
+    assert t.con_broker_reg[0].status == RegStatus.UNFENCED and t.con_partition_metadata.leader == 1
+    fenced = step(m, t, "SessionTimeout", 1)
+    assert fenced.con_broker_reg[0].status == RegStatus.FENCED
+    assert fenced.con_partition_metadata.leader == 2
+
+
+def test_without_controlled_shutdown_the_broker_stops_at_once():
+    """ControlledShutdownEnable = false (controlled.shutdown.enable): one step,
+    no request to the controller, which learns at the session timeout."""
+    m = model(ControlledShutdownLimit=1, ControlledShutdownEnable=False)
+    assert not {"BeginControlledShutdown", "ControlledShutdown"} & set(m.action_names)
+    s = committed(m)
+    t = step(m, s, "UncontrolledShutdown", 1)
+    assert t.broker_state[0].status == BrokerStatus.OFFLINE_CLEAN
+    assert t.broker_state[0].broker_epoch == s.broker_state[0].broker_epoch  # the epoch file
+    assert t.partition_flushed[0] == 2 and t.partition_hwm_checkpoint[0] == 2
+    assert t.con_broker_reg[0].status == RegStatus.UNFENCED and t.aux_ctrs.controlled_shutdown_ctr == 1
+    assert not succ(m, t, "UncontrolledShutdown", 2)  # the limit
+
+
+@pytest.mark.parametrize("stops", [True, False])
+def test_a_follower_in_controlled_shutdown_stops_fetching_once_out_of_the_isr(stops):
+    """ShutdownStopsFetching (default, ReplicaManager.applyLocalFollowersDelta):
+    the leader in controlled shutdown, moved out of its leadership and the
+    ISR (EnterControlledShutdown), becomes a follower that does not fetch;
+    false: it fetches from the new leader until it stops."""
+    m, props = build_checked("kraft", "kip966_storage",
+                             {**B2, "ControlledShutdownLimit": 1, "ShutdownStopsFetching": stops})
+    a = step(m, committed(m), "BeginControlledShutdown", 1)
+    e = step(m, a, "EnterControlledShutdown", 1)
+    assert e.con_partition_metadata.leader == 2 and 1 not in e.con_partition_metadata.isr
+    u = step(m, e, "ReceiveMetadataUpdate", 1, pick=0)  # a leader seeing a new epoch: twice (TLC)
+    assert u.partition_metadata[0].leader == 2 and u.broker_state[0].status == BrokerStatus.RUNNING
+    fetching = any(f.partition is not None for f in u.broker_fetchers[0])
+    assert fetching is not stops
+    names = [p.name for p in props]
+    assert ("StoppedFetchingInShutdown" in names) is stops
+    if stops:
+        (w,) = [p for p in props if p.name == "StoppedFetchingInShutdown"]
+        assert w.predicate(u) and not w.predicate(e)
+        assert not succ(m, u, "SendFetchRequest", 1)
+
+
+def test_shutdown_without_grant_marks_an_unfenced_clean_stop_only():
+    m, props = build_checked("kraft", "kip966_storage", {**B2, "ControlledShutdownLimit": 1})
+    (w,) = [p for p in props if p.name == "ShutdownWithoutGrant"]
+    a = step(m, committed(m), "BeginControlledShutdown", 2)
+    assert w.predicate(step(m, a, "CompleteControlledShutdown", 2))
+    granted = step(m, step(m, a, "GrantShutdown", 2), "CompleteControlledShutdown", 2)
+    assert not w.predicate(granted)
+    _, props = build_checked("kraft", "kip966_storage", {**B2, "ControlledShutdownLimit": 1,
+                                                         "ControlledShutdownTimeout": False})
+    assert "ShutdownWithoutGrant" not in [p.name for p in props]
 
 
 def test_correlated_power_outage_takes_down_several_brokers_in_one_step():
@@ -424,6 +520,12 @@ def test_the_seeded_bug_is_caught_by_unclean_exclusion():
     ("kip966_storage", {"FlushPolicy": "every_n", "FlushEveryN": 0}, "FlushEveryN"),
     ("kip966_storage", {"FlushEveryN": 3}, "FlushEveryN"),  # policy async
     ("kip966_storage", {"SegmentSize": 2, "FlushPolicy": "every_write"}, "SegmentSize"),
+    ("kip966_storage", {"SegmentRollFlush": "append"}, "SegmentRollFlush"),  # policy async
+    ("kip966_storage", {"FlushPolicy": "segment_roll", "SegmentRollFlush": "later"},
+     "SegmentRollFlush"),
+    ("kip966_storage", {"ControlledShutdownEnable": False, "ControlledShutdownSteps": False},
+     "ControlledShutdownSteps"),
+    ("kip966", {"ControlledShutdownTimeout": True}, "ControlledShutdownTimeout"),  # storage only
     ("kip966_storage", {"UncleanRecoveryStrategy": "eager"}, "UncleanRecoveryStrategy"),
     ("kip966_storage", {"CorrelatedPowerLoss": 1}, "CorrelatedPowerLoss"),
     ("kip966_storage", {"PowerLossLimit": -1}, "PowerLossLimit"),
@@ -471,6 +573,43 @@ def test_unclean_leader_election_elects_an_unfenced_replica_outside_isr_and_elr(
     assert (md.leader, md.isr, md.elr) == (2, {2}, frozenset()) and s.ghost_reported.lost == {"A"}
     off = model(UncleanRecoveryStrategy="last_known_leader")
     assert "ElectUncleanLeader" not in off.action_names
+
+
+def _first(m, s, goal, depth):
+    """Breadth-first from s: the first state within `depth` steps where goal
+    holds, and every state seen on the way."""
+    seen, level = {s}, [s]
+    for _ in range(depth):
+        nxt = []
+        for u in level:
+            for _, v in m.successors(u):
+                if v not in seen:
+                    if goal(v):
+                        return v, seen
+                    seen.add(v)
+                    nxt.append(v)
+        level = nxt
+    return None, seen
+
+
+@pytest.mark.parametrize("recovery", [True, False])
+def test_an_unclean_election_marks_the_partition_recovering_until_the_leader_alters_it(recovery):
+    """LeaderRecoveryState (default, KIP-704): ElectUncleanLeader leaves the
+    partition RECOVERING (PartitionChangeBuilder.tryElection), the ISR stays
+    the leader alone until the leader's accepted AlterPartition, which clears
+    it (the leader marked itself RECOVERED in Partition.makeLeader)."""
+    m = model(UncleanRecoveryStrategy="last_known_leader", UncleanLeaderElection=True,
+              LeaderRecoveryState=recovery)
+    s = run(m, committed(m), ("PowerLoss", 2), ("SessionTimeout", 2), ("PowerLoss", 1),
+            ("SessionTimeout", 1), ("BrokerStart", 2), ("ReceiveBrokerRegRequest", 2))
+    assert not s.con_leader_recovering
+    s = step(m, s, "ElectUncleanLeader")
+    assert s.con_leader_recovering is recovery and s.con_partition_metadata.isr == {2}
+    grown, seen = _first(m, s, lambda u: len(u.con_partition_metadata.isr) > 1, 14)
+    assert grown is not None and not grown.con_leader_recovering
+    if recovery:
+        assert all(len(u.con_partition_metadata.isr) <= 1 for u in seen if u.con_leader_recovering)
+        assert any(u.con_leader_recovering for u in seen)
 
 
 def test_unclean_leader_election_needs_the_last_known_leader_strategy_in_kip966():

@@ -151,7 +151,24 @@ def test_crash_keeps_only_the_flushed_prefix_and_the_checkpointed_hw():
     s = step(m, s, "ElectLeader", 1)
     assert s.zk_partition[:3] == (1, 1, frozenset({1}))  # dead members leave the ISR
     assert s.role[1] == ReplicaRole(Role.LEADER, 1, 1)
-    assert s.hw[1] == 1  # the new leader takes its LEO as the HW
+    assert s.hw[1] == 1  # alone in the ISR, the new leader raises its HW to its LEO
+
+
+@pytest.mark.parametrize("election_hw, hw", [("kept", 0), ("leo", 1)])
+def test_a_new_leader_keeps_its_hw_until_the_isr_fetches(election_hw, hw):
+    """ElectionHw kept (Kafka's Partition.makeLeader): a new leader with other
+    ISR members keeps its own HW and raises it as they fetch
+    (maybeIncrementLeaderHW); leo (the 0.8 design): its LEO at once."""
+    m = model(ProcessCrashLimit=1, PowerLossLimit=0, ElectionHw=election_hw)
+    s = run(m, *REPLICATE_A, ("ProcessCrash", 0), ("Restart", 0))
+    assert s.hw == (0, 0) and s.zk_partition.leader == NO_LEADER
+    s = step(m, s, "ElectLeader", 1)
+    assert s.zk_partition.isr == frozenset({0, 1}) and s.hw[1] == hw and not s.acked
+    if election_hw == "kept":  # committed once broker 0 has fetched A from the new leader
+        s = run(m, ("BecomeFollower", 0), ("HandleFetch", 1, 0), state=s)
+        assert s.hw[1] == 0 and s.log[0] == ()  # hw_truncation: 0 truncated A to its HW
+        s = run(m, ("ReceiveFetchResponse", 0), ("HandleFetch", 1, 0), state=s)
+        assert s.hw[1] == 1 and [a.value for a in s.acked] == ["A"]
 
 
 def test_crash_limit_bounds_crashes():

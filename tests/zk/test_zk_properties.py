@@ -12,7 +12,7 @@ from invariants.registry import properties_for
 from model.base import ALWAYS, SOMETIMES, Property
 from model.zk import ghost
 from model.zk.model import ZkModel
-from model.zk.state import NO_LEADER, Acked, Record, ReplicaRole, Role
+from model.zk.state import NO_EPOCH, NO_LEADER, Acked, Record, ReplicaRole, Role
 from zk_steps import run
 
 E = frozenset()
@@ -117,6 +117,17 @@ def test_ghost_crash_unprotects_when_no_keeper_runs():
     assert ghost.crash(acked, 1, frozenset({"A"}), (True, False)) == (Acked("A", frozenset({0})),)
     # the last running keeper crashes: outside the promise for good
     assert ghost.crash(acked, 0, E, (False, False)) == (Acked("A", E),)
+
+
+def test_ghost_a_value_committed_again_reenters_the_promise_once():
+    """A leader that kept a lower HW (ElectionHw kept) passes a record again:
+    outside the promise, it enters it anew; still protected, it keeps its
+    keepers; never twice in the ghost."""
+    logs = ((Record(NO_EPOCH, "A"),), (Record(NO_EPOCH, "A"),))
+    out = (Acked("A", E),)
+    assert ghost.acknowledge(out, ["A"], frozenset({0, 1}), logs) == (Acked("A", frozenset({0, 1})),)
+    kept = (Acked("A", frozenset({1})),)
+    assert ghost.acknowledge(kept, ["A"], frozenset({0, 1}), logs) == kept
 
 
 def test_ghost_a_clean_stop_keeps_the_promise():
