@@ -26,6 +26,11 @@ CONTROLLER_CONSTANTS = (
              "state and the high watermark are lost)"),
     Constant("MaxDisruptiveElectionTriggers", int, 1,
              "kraft_quorum's: controller election timeouts and resignations without a cause"),
+    Constant("ControllerIdleFetches", bool, False,
+             "false (default, Kafka): a following controller fetches only when the fetch can change "
+             "something (kraft_quorum's LIVENESS_HelpsMakeProgress: KafkaRaftClient's leader parks "
+             "a fetch with nothing new, so an idle fetch has no effect); true: every fetch, as "
+             "kraft_quorum with TestLiveness false"),
 )
 
 

@@ -11,6 +11,8 @@ committed).
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from model.base import Action, EvaluationError
 from model.kraft.controller import FENCED, handle_broker_fenced
 from model.kraft.model import KraftModel, _metadata_log, message_from_plain
@@ -23,9 +25,10 @@ from model.kraft_cluster.mutants import mutant_flags
 from model.kraft_cluster.state import (
     NO_GHOST, VARIABLES, BrokerRegistrationChangeRecord, BrokerRegistrationRecord,
     ClusterGhost, ClusterState, Pending, changed)
+from model.kraft_quorum.limits import helps_make_progress
 from model.kraft_quorum.model import QuorumModel, _message as quorum_message
 from model.kraft_quorum.state import (
-    Command, ConfigValue, Entry, FetchResponse, FetchResult, MsgType as QuorumMsgType, fmap)
+    Command, ConfigValue, Entry, Role, FetchResponse, FetchResult, MsgType as QuorumMsgType, fmap)
 
 # kraft's actions by what they are in the cluster
 DECISIONS = frozenset(("ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest", "FenceBroker",
@@ -37,6 +40,8 @@ ELECTIONS = frozenset(("VoterFetchTimeout", "VoterElectionTimeout", "CheckQuorum
                        "BecomeLeader"))
 _CONTROLLER_FIELDS = ("con_unfenced", "con_broker_reg", "con_partition_metadata", "con_metadata_log")
 PREFIX = "Controller"
+# kraft_quorum's LIVENESS_HelpsMakeProgress, asked whatever TestLiveness says
+_PROGRESS = SimpleNamespace(test_liveness=True)
 
 
 class ClusterModel:
@@ -55,6 +60,7 @@ class ClusterModel:
         self.mutant = mutant_flags(mutants)
         self.controllers = tuple(own["Controllers"])
         self.max_failovers = own["MaxControllerFailovers"]
+        self.idle_fetches = own["ControllerIdleFetches"]
         cfg = dict(self.kraft.constants)
         cfg.pop("Mutants", None)
         cfg.update(own)
@@ -126,8 +132,13 @@ class ClusterModel:
             for b in k.brokers:
                 self._fence_stale_broker(s, b, out)
         spent = s.ctl_failovers >= self.max_failovers
-        for act, q2 in self.quorum_model.successors(s.quorum):
+        q = s.quorum
+        for act, q2 in self.quorum_model.successors(q):
             if spent and act.name in ELECTIONS:
+                continue
+            if (act.name == "SendFetchRequest" and not self.idle_fetches
+                    and q.state[act.params[0] - 1] == Role.Follower
+                    and not helps_make_progress(_PROGRESS, q, *act.params, len(q.log[act.params[0] - 1]) + 1)):
                 continue
             t = controller.after_quorum_step(self, s, q2)
             if act.name == "BecomeLeader":

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from model.kraft.state import VARIABLES as KRAFT_VARIABLES, KraftState
 from model.kraft.view import KraftView, fmt_set
 from model.kraft_cluster.metadata import partition_log, records_of
 from model.kraft_cluster.state import BrokerRegistrationChangeRecord, BrokerRegistrationRecord
@@ -68,6 +69,40 @@ class ClusterView(KraftView):
                 text += f" [controller {c}]"
         return text
 
+    def _kraft(self, state):
+        return None if state is None else KraftState(*state[:len(KRAFT_VARIABLES)])
+
+    def _controller_lines(self, prev, s) -> list[str]:
+        q = s.quorum
+        lines = []
+        for srv in range(1, self.nc + 1):
+            i = srv - 1
+            text = (f"controller {self._cname(srv)}: {Role(q.state[i]).name} epoch {q.current_epoch[i]}, "
+                    f"log {len(q.log[i])} entries, HWM {q.hwm[i]}"
+                    + (" (active)" if s.ctl_active == srv else ""))
+            if prev is None:
+                lines.append(text)
+                continue
+            p = prev.quorum
+            if (p.state[i], p.current_epoch[i], p.log[i], p.hwm[i]) != (q.state[i], q.current_epoch[i],
+                                                                         q.log[i], q.hwm[i]) \
+                    or (prev.ctl_active == srv) != (s.ctl_active == srv):
+                new = [fmt_record(r) for e in q.log[i][len(p.log[i]):]
+                       if e.command == Command.AppendCommand for r in e.value]
+                lines.append(text + (": appended " + "; ".join(new) if new else ""))
+        if prev is None or prev.ctl_pending != s.ctl_pending:
+            lines.append(f"answers waiting for commit: {len(s.ctl_pending)}")
+        if prev is not None and prev.ctl_committed != s.ctl_committed:
+            lines.append(f"committed metadata log: {len(s.ctl_committed)} entries")
+        return lines
+
+    def initial_lines(self, state, full: bool = True) -> list[str]:
+        return super().initial_lines(self._kraft(state), full) + self._controller_lines(None, state)
+
+    def step_lines(self, prev, state, action) -> list[str]:
+        return (super().step_lines(self._kraft(prev), self._kraft(state), action)
+                + self._controller_lines(prev, state))
+
     def header(self, prop: str, trace: list) -> str:
         what = self._what_broke(prop, trace)
         base = f"Invariant {prop} is violated after {steps(len(trace) - 1)}."
@@ -84,6 +119,13 @@ class ClusterView(KraftView):
                             f"committed metadata log does not hold.")
         if prop == "BrokerEpochsIncrease":
             regs = [r for r in records_of(s.ctl_committed) if type(r) is BrokerRegistrationRecord]
+            top = max(regs, key=lambda r: r.broker_epoch, default=None)
+            if s.ctl_active and top is not None and s.aux_broker_epoch < top.broker_epoch:
+                return (f"Controller {c} became active counting broker epochs from "
+                        f"{s.aux_broker_epoch}, below the epoch {top.broker_epoch} that broker "
+                        f"{top.broker} (incarnation {top.incarnation_id}) registered with in the "
+                        f"committed log: its next registration hands out an epoch an earlier "
+                        f"incarnation holds (the ABA problem).")
             for a, b in zip(regs, regs[1:]):
                 if a.broker_epoch >= b.broker_epoch:
                     return (f"Controller {c} registered broker {b.broker} with broker epoch "

@@ -2,8 +2,8 @@
 
 With one controller that never fails over, every controller decision
 commits as it is appended, so the projection `kraft` (kraft's 23
-variables) of kraft_cluster has kraft kip966's distinct states level by
-level - TLC's figures of data/kraft-tlc.json, complete spaces - and the
+variables) of kraft_cluster has kraft's distinct states level by
+level (kip966 and v3_5) - TLC's figures of data/kraft-tlc.json, complete spaces - and the
 same states generated per kraft action (the quorum takes no step). Bounded
 searches (a depth bound) of configurations TLC's table does not hold are
 compared with the kraft model itself, level by level.
@@ -17,7 +17,7 @@ from checker.search.registry import build
 from tlc_reference import SLOW_GENERATED, figures
 
 ONE_CONTROLLER = {"Controllers": ["c1"], "MaxControllerFailovers": 0}
-ROWS = [r for r in figures() if r["variant"] == "kip966"]
+ROWS = figures()
 
 
 def _param(row):
@@ -25,14 +25,14 @@ def _param(row):
     return pytest.param(row, id=row["name"], marks=marks)
 
 
-def _cluster(constants, depth=None):
-    model, props = build("kraft_cluster", "kip966", {**constants, **ONE_CONTROLLER})
+def _cluster(constants, depth=None, variant="kip966"):
+    model, props = build("kraft_cluster", variant, {**constants, **ONE_CONTROLLER})
     return check(model, [], CheckOptions(max_depth=depth, projection="kraft"))
 
 
 @pytest.mark.parametrize("row", [_param(r) for r in ROWS])
 def test_kraft_projection_matches_tlc(row):
-    r = _cluster(row["constants"])
+    r = _cluster(row["constants"], variant=row["variant"])
     assert r.exhausted
     assert r.per_level_distinct == row["per_level_distinct"]
     assert r.distinct == row["distinct"]
