@@ -13,11 +13,12 @@ from model.kraft.view import KraftView, fmt_set
 from model.kraft_cluster.metadata import partition_log, records_of
 from model.kraft_cluster.state import BrokerRegistrationChangeRecord, BrokerRegistrationRecord
 from model.kraft_quorum.state import Command, Role
-from model.view import Arrow, encode, steps
+from model.view import Arrow, Explanation, encode
 
 _QUORUM_TYPES = ("VoteRequest", "VoteResponse", "BeginQuorumEpoch", "FetchRequest", "FetchResponse")
 _DECISIONS = ("ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest", "FenceBroker", "UnfenceBroker",
               "PerformPartitionReassignment", "MaybeFenceStaleBroker")
+_CONTROLLER_PROPS = ("AnswersCommitted", "BrokerEpochsIncrease", "ControllerStateFromLog")
 CLUSTER_CSS = """
 .md-c { color: var(--good); }
 .md-u { color: var(--warn); font-style: italic; }
@@ -103,10 +104,17 @@ class ClusterView(KraftView):
         return (super().step_lines(self._kraft(prev), self._kraft(state), action)
                 + self._controller_lines(prev, state))
 
-    def header(self, prop: str, trace: list) -> str:
+    def explain(self, prop: str, trace: list) -> Explanation | None:
+        """The sentence that says what broke, then kraft's explanation (or the
+        property's doc)."""
         what = self._what_broke(prop, trace)
-        base = f"Invariant {prop} is violated after {steps(len(trace) - 1)}."
-        return f"{base} {what}" if what else base
+        base = super().explain(prop, trace)
+        if not what:
+            return base
+        cols = set(range(self.nc)) if prop in _CONTROLLER_PROPS else set()
+        if base is None:
+            return Explanation(what, cols)
+        return Explanation(f"{what} {base.text}".strip(), base.columns | cols, base.broke_at, base.broke_how)
 
     def _what_broke(self, prop: str, trace: list) -> str:
         s = trace[-1][1]
