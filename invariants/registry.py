@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from invariants import examples, temporal_examples
-from invariants import kraft, kraft_quorum, zk
+from invariants import kraft, kraft_cluster, kraft_quorum, zk
 from invariants.kraft import liveness as kraft_liveness
 from invariants.kraft_quorum import liveness as quorum_liveness
 from invariants.zk import liveness as zk_liveness
@@ -22,6 +22,7 @@ PROPERTIES: dict[str, Callable[[Any], list[Property]]] = {
     "kraft": kraft.kraft_properties,
     "zk": zk.zk_properties,
     "kraft_quorum": kraft_quorum.quorum_properties,
+    "kraft_cluster": kraft_cluster.cluster_properties,
 }
 
 # model name -> (function(model) -> its temporal properties,

@@ -143,7 +143,8 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if variant not in VARIANTS:
         raise ModelConfigError(f"kraft_quorum: unknown variant {variant!r} "
                                f"(known: {', '.join(VARIANTS)})")
-    if constants.get("Value", None) == []:
+    # no values is a quorum without client writes: said with MaxValuesPerEpoch = 0
+    if constants.get("Value", None) == [] and constants.get("MaxValuesPerEpoch") != 0:
         raise ModelConfigError(f"{where}: Value must be a non-empty list of non-empty strings, got [] "
                                f"(MaxValuesPerEpoch = 0 switches client writes off)")
     cfg = resolve_constants(where, VARIANT_CONSTANTS[variant], constants, _STR_CHOICES)

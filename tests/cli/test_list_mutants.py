@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from checker.front.cli import cli
 from model.kraft.mutants import MUTANTS as KRAFT
+from model.kraft_cluster.mutants import MUTANTS as CLUSTER
 from model.kraft_quorum.mutants import MUTANTS as QUORUM
 
 
@@ -18,8 +19,8 @@ def run(*args):
 def test_text_lists_every_mutant_once():
     out = run("list").stdout
     assert "cannot build" not in out   # (a projection's name once shadowed the model's)
-    assert out.count("  mutants (seeded bugs: the constant Mutants") == 2   # kraft, kraft_quorum
-    for name, (site, doc) in {**KRAFT, **QUORUM}.items():
+    assert out.count("  mutants (seeded bugs: the constant Mutants") == 3   # kraft, kraft_quorum, kraft_cluster
+    for name, (site, doc) in {**KRAFT, **QUORUM, **CLUSTER}.items():
         assert out.count(f"    {name}: {doc} (the reference's guard: {site})") == 1, name
     assert "mutants" not in run("list", "twophase").stdout.lower()
 

@@ -166,7 +166,7 @@ def test_a_walk_is_cut_by_time_and_by_max_memory(tmp_path):
      "{p}: expect.distinct must be an integer (states), not str '14'"),
     ('model = "diehard"\n[expect]\nquick = 1\n', "{p}: expect.quick must be true or false, not int 1"),
     ('model = "KRaft"\n', "{p}: unknown model 'KRaft' (did you mean 'kraft'? known models: "
-                          "diehard, kraft, kraft_quorum, randgraph, twophase, zk)"),
+                          "diehard, kraft, kraft_cluster, kraft_quorum, randgraph, twophase, zk)"),
     ('model = "kraft_quorum"\n[constants]\nValue = []\n',
      "{p}: constants rejected by model 'kraft_quorum': kraft_quorum/kip996: Value must be a "
      "non-empty list of non-empty strings, got [] (MaxValuesPerEpoch = 0 switches client writes off)"),
