@@ -19,6 +19,7 @@ PROPERTIES: dict[str, Callable[[Any], list[Property]]] = {
     "twophase": examples.twophase_properties,
     "diehard": examples.diehard_properties,
     "randgraph": examples.randgraph_properties,
+    "wide": examples.wide_properties,
     "kraft": kraft.kraft_properties,
     "zk": zk.zk_properties,
     "kraft_quorum": kraft_quorum.quorum_properties,
