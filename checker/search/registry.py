@@ -130,7 +130,8 @@ def build(model_name: str, variant: str | None, constants: dict | None = None) -
     check_identity(defn, variant, model)
     properties = properties_for(model)
     check_model(defn, variant, model, properties)
-    return model, properties
+    from checker.search.reads import audited
+    return model, audited(model, properties)
 
 
 # Building a model can take memory that grows fast with its constants (the

@@ -36,6 +36,7 @@ from checker.search.contract import ModelContractError, check_definition, trace_
 from checker.search.encoding import decode_state, encode_state, parts_to_bytes
 from checker.search.engine import CheckOptions, check
 from checker.search.parallel import check_auto
+from checker.search.reads import recording_class
 from model.base import Constant, ModelDef, Property
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,25 +94,6 @@ def test_the_contract_holds(name, variant):
     assert props and model.variables
 
 
-def _recording_class(cls, variables: tuple, log: set):
-    """A subclass of the state's class that records each variable read
-    (by name, by index, by unpacking)."""
-    ns = {}
-    for i, var in enumerate(variables):
-        ns[var] = property(lambda self, i=i, var=var: (log.add(var), tuple.__getitem__(self, i))[1])
-
-    def getitem(self, k):
-        log.update(variables[k] if isinstance(k, slice) else (variables[k],))
-        return tuple.__getitem__(self, k)
-
-    def iterate(self):
-        log.update(variables)
-        return tuple.__iter__(self)
-
-    ns.update(__getitem__=getitem, __iter__=iterate)
-    return type("Recording" + cls.__name__, (cls,), ns)
-
-
 def _configurations(name: str) -> list[tuple[str, dict, int]]:
     """(variant, constants, depth): each variant's defaults, then the
     model's quick specs under specs/ (their constants, at most LIMIT states)."""
@@ -143,7 +125,7 @@ def recorded_reads(name: str) -> tuple[dict, dict]:
         model, props = registry.build(name, variant, constants)
         variables = tuple(model.variables)
         first = next(iter(model.init_states()))
-        recording = _recording_class(type(first), variables, log)
+        recording = recording_class(type(first), variables, log)
 
         def recorder(p):
             def predicate(s):
@@ -287,6 +269,11 @@ class _S(NamedTuple):
     n: int
 
 
+class _Two(NamedTuple):
+    n: int
+    m: int
+
+
 def _register(model_factory, properties=None, name="contract-toy"):
     from invariants import registry as property_registry
     from model.registry import register
@@ -362,6 +349,43 @@ def test_properties_must_read_known_variables(throwaway):
     throwaway(Counter, lambda m: [Property("P", "always", lambda s: True),
                                   Property("P", "sometimes", lambda s: True)])
     _contract_error("property name 'P' is used twice")
+
+
+def test_a_too_narrow_reads_declaration_is_said_and_widened(throwaway, capsys):
+    """A property that reads a variable its `reads` leaves out would be
+    skipped where only that variable changed: kmc notices it when the model
+    is built (checker/search/reads.py), says so in one line and checks the
+    property on every state, so the run still finds the violation."""
+    from checker.search import reads
+
+    class Two(Counter):
+        variables = ("n", "m")
+
+        def init_states(self):
+            yield _Two(0, 0)
+
+        def successors(self, s):
+            from model.base import Action
+            if s.n < 3:
+                yield Action("Inc"), s._replace(n=s.n + 1)
+            if s.m < 3:
+                yield Action("IncM"), s._replace(m=s.m + 1)
+
+        def from_plain(self, values):
+            return _Two(*values)
+
+    Two.action_names = ("Inc", "IncM")
+    reads._said.clear()
+    throwaway(Two, lambda m: [Property("Sum", "always", lambda s: s.n + s.m < 5, reads=("n",)),
+                              Property("Fine", "always", lambda s: s.m < 9, reads=("m",))])
+    model, props = registry.build("contract-toy", None, {})
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("kmc: warning: model 'contract-toy': property Sum "
+                                                  "reads m beyond its declared reads"), err
+    assert [p.reads for p in props] == [None, ("m",)]
+    assert [v.property for v in check(model, props).violations] == ["Sum"]
+    registry.build("contract-toy", None, {})
+    assert capsys.readouterr().err == ""   # once per process
 
 
 def test_a_broken_model_definition_is_one_line_when_listed(throwaway):
