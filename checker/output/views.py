@@ -14,11 +14,7 @@ from typing import Any
 
 from checker.search.contract import trace_view_class
 from checker.search.encoding import encode
-from model import view as _model_view
 from model.view import Arrow, Explanation, TraceView  # noqa: F401  (re-exported)
-
-# views list sets in the engine's canonical order (as the JSON and ITF do)
-_model_view.use_order_key(encode)
 
 
 def view_class(model: Any) -> type:
@@ -38,7 +34,8 @@ def _property_docs(model: Any) -> dict[str, str]:
 def view_for(model: Any) -> TraceView:
     """The trace view of a built model (the generic one if it has none)."""
     hook = getattr(model, "trace_view", None)
-    view = hook() if callable(hook) else view_class(model)(model)
+    # (sets listed in the engine's canonical order, as the JSON and ITF do)
+    view = hook() if callable(hook) else view_class(model)(model, order_key=encode)
     view.property_docs = _property_docs(model)
     return view
 

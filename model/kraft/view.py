@@ -303,8 +303,8 @@ class KraftView(TraceView):
                    "AlterPartitionResponse": "#953800", "RegisterBrokerRequest": "#8250df",
                    "RegisterBrokerResponse": "#6639ba"}
 
-    def __init__(self, model: Any):
-        super().__init__(model)
+    def __init__(self, model: Any, order_key=None):
+        super().__init__(model, order_key)
         constants = getattr(model, "constants", {}) or {}
         self.n = int(constants.get("BrokerCount", getattr(model, "n", 0)))
         self.brokers = tuple(range(1, self.n + 1))
@@ -519,16 +519,16 @@ class KraftView(TraceView):
             elif f == "isr_and_epochs":
                 out[f] = {"#map": [[itf.bigint(b), itf.bigint(e)] for b, e in x]}
             else:
-                out[f] = itf.to_itf(x, self._itf_record)
+                out[f] = self.to_itf(x, self._itf_record)
         return out
 
     def itf_variable(self, name: str, value: Any) -> Any:
         depth = _ALL_PER_BROKER.get(name)
-        conv = lambda v: itf.to_itf(v, self._itf_record)  # noqa: E731
+        conv = lambda v: self.to_itf(v, self._itf_record)  # noqa: E731
         if depth == 1:
-            return itf.fn_over(value, self.brokers, conv)
+            return self.fn_over(value, self.brokers, conv)
         if depth == 2:
-            return itf.fn_over(value, self.brokers, lambda row: itf.fn_over(row, self.brokers, conv))
+            return self.fn_over(value, self.brokers, lambda row: self.fn_over(row, self.brokers, conv))
         return conv(value)
 
     def itf_meta(self) -> dict:
