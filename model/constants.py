@@ -11,11 +11,13 @@ from model.base import Constant, ModelConfigError
 
 
 def resolve_constants(where: str, declared: tuple[Constant, ...], given: dict,
-                      choices: dict[str, tuple[str, ...]], nonempty: tuple[str, ...] = ()) -> dict:
+                      nonempty: tuple[str, ...] = ()) -> dict:
     """Every constant of `declared`, from `given` or its default, type-checked:
-    int a natural number, bool true/false, str one of `choices[name]`, a list
-    of strings non-empty strings without repeats (and not empty for the names
-    in `nonempty`)."""
+    int a natural number, bool true/false, str one of its choices (any string
+    for a constant declaring none), a list of strings non-empty strings
+    without repeats (and not empty for the names in `nonempty`). The
+    registry checks each constant's choices and bounds for every model
+    before its build (checker.search.registry.resolve_constants)."""
     known = {c.name: c for c in declared}
     unknown = sorted(set(given) - set(known))
     if unknown:
@@ -31,9 +33,9 @@ def resolve_constants(where: str, declared: tuple[Constant, ...], given: dict,
             if not isinstance(val, bool):
                 raise ModelConfigError(f"{where}: {c.name} must be true or false, got {val!r}")
         elif c.type is str:
-            if val not in choices[c.name]:
+            if not isinstance(val, str) or (c.choices is not None and val not in c.choices):
                 raise ModelConfigError(f"{where}: {c.name} must be one of "
-                                       f"{', '.join(choices[c.name])}, got {val!r}")
+                                       f"{', '.join(c.choices or ('a string',))}, got {val!r}")
         else:
             empty = c.name in nonempty and not val
             if (not isinstance(val, (list, tuple)) or empty

@@ -10,24 +10,26 @@ itf.py, traces.py) read only the view; this package holds no model knowledge.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-from checker.search.contract import trace_view_class
+from checker.search import registry
 from checker.search.encoding import encode
 from model.view import Arrow, Explanation, TraceView  # noqa: F401  (re-exported)
 
 
 def view_class(model: Any) -> type:
-    """The view class of a built model (or of its class): the one lookup,
-    which the model contract also checks (checker/search/contract.py)."""
-    return trace_view_class(model)
+    """The view class of a built model: its ModelDef's view (the one lookup,
+    checker.search.registry.view_class, which the model contract checks)."""
+    return registry.view_class(model)
 
 
 def _property_docs(model: Any) -> dict[str, str]:
     try:
-        from invariants.registry import properties_for
-        return {p.name: p.doc for p in properties_for(model)}
-    except Exception:  # a view never fails a run for want of a doc
+        return {p.name: p.doc for p in registry.properties_for(model)}
+    except Exception as e:  # noqa: BLE001 - a view never fails a run for want of a doc
+        print(f"kmc: warning: the trace pages show no property docs: {type(e).__name__}: "
+              f"{' '.join(str(e).split())[:200]}", file=sys.stderr)
         return {}
 
 

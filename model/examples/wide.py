@@ -42,4 +42,5 @@ MODEL = ModelDef(
     doc=f"{WIDTH} flags set in turn (toy model; LastUnset, reading the last one, is violated)",
     variants={"standard": ()},
     build=lambda variant, constants: Wide(variant),
+    properties="invariants.examples:wide_properties",
 )

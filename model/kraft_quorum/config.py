@@ -17,7 +17,6 @@ from model.constants import resolve_constants
 
 VOTER_FLUSH = ("before_fetch", "lazy")
 VOTER_IDENTITY = ("disk_id", "node_id")
-_STR_CHOICES = {"VoterFlush": VOTER_FLUSH, "VoterIdentity": VOTER_IDENTITY}
 
 REFERENCE_CONSTANTS = (
     Constant("MaxEpoch", int, 3,
@@ -57,12 +56,12 @@ STORAGE_CONSTANTS = (
              "with MaxPowerLosses > 0: before_fetch (Kafka's KafkaRaftClient: a follower flushes "
              "what it appended before its next Fetch reports it, a leader flushes its appends "
              "before it handles the next Fetch) or lazy (a voter acknowledges before it flushes: "
-             "a flush is a step of its own)"),
+             "a flush is a step of its own)", choices=VOTER_FLUSH),
     Constant("VoterIdentity", str, "disk_id",
              "disk_id (KIP-853: a voter is (id, directory id); a server that lost its disk comes "
              "back as a new server, an observer until added) or node_id (a voter is its node id, "
              "as a static quorum before KIP-853: a server that lost its disk rejoins as the same "
-             "voter with an empty log, RestartAfterDiskLoss)"),
+             "voter with an empty log, RestartAfterDiskLoss)", choices=VOTER_IDENTITY),
     Constant("Mutants", (list, str), [], "seeded protocol bugs (mutants.py); none by default"),
 )
 
@@ -97,7 +96,7 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if variant not in VARIANTS:
         raise ModelConfigError(f"kraft_quorum: unknown variant {variant!r} "
                                f"(known: {', '.join(VARIANTS)})")
-    cfg = resolve_constants(where, CONSTANTS, constants, _STR_CHOICES)
+    cfg = resolve_constants(where, CONSTANTS, constants)
     init, lo, hi = cfg["InitClusterSize"], cfg["MinClusterSize"], cfg["MaxClusterSize"]
     hosts, spawned = cfg["Hosts"], cfg["MaxSpawnedServers"]
     if init < 1:
