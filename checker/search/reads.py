@@ -44,7 +44,10 @@ def recording_class(cls: type, variables: tuple, log: set) -> type:
 def first_states(model, limit: int) -> list:
     """The model's first `limit` states in BFS order (fewer where the model
     stops with an evaluation error: the run itself reports it)."""
-    frontier = list(dict.fromkeys(model.init_states()))[:limit]
+    try:
+        frontier = list(dict.fromkeys(model.init_states()))[:limit]
+    except EvaluationError:
+        return []
     seen = set(frontier)
     out = list(frontier)
     try:
