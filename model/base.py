@@ -95,8 +95,8 @@ class Model(Protocol):
     # Optional: projections = {name: (variables...)}, the fingerprint
     # projections a spec may name (`projection = "name"`, TLC's VIEW; the
     # attribute's old name `views` is still read).
-    # Optional: trace_view() -> a model.view.TraceView, when the package's
-    # view.py (TRACE_VIEW) is not the way.
+    # Optional: trace_view() -> a model.view.TraceView, when the view its
+    # ModelDef names is not the way.
     # checker/search/contract.py checks all of this when the model is built
     # (docs/ARCHITECTURE.md, "How to add a model").
 

@@ -2,9 +2,9 @@
 counterexample of any model, and the value helpers a model's own view uses.
 
 A model package shows its traces better by a module `view.py` next to its
-code (model/kraft/view.py, model/zk/view.py) that subclasses TraceView and
-names the class `TRACE_VIEW` (or by a `trace_view()` method on the built
-model). It says which variables are per broker, what a record, a role or a
+code (model/kraft/view.py, model/zk/view.py) whose TraceView subclass its
+ModelDef names (`view="model.kraft.view:TRACE_VIEW"`; or by a
+`trace_view()` method on the built model). It says which variables are per broker, what a record, a role or a
 message looks like, a sentence per action, the sequence diagram's lanes and
 arrows, and what was lost when a durability property breaks. The engine's
 renderers (checker/: text, HTML, ITF) are generic and read only this.

@@ -2,8 +2,9 @@
 
 The presentation itself is the model's (docs/ARCHITECTURE.md, "How a model
 declares its presentation"): a model package's `view.py` (model/kraft/view.py,
-model/zk/view.py) subclasses model.view.TraceView and names it TRACE_VIEW, or
-the built model has a `trace_view()` method. A model with neither (the toys)
+model/zk/view.py) subclasses model.view.TraceView and the model's ModelDef
+names it (view=, found by checker.search.registry.view_class), or the built
+model has a `trace_view()` method. A model with neither (the toys)
 gets the generic TraceView: every variable a column, a plain text diff, no
 sequence diagram. The renderers here (checker/output/render.py, trace_html.py,
 itf.py, traces.py) read only the view; this package holds no model knowledge.

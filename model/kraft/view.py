@@ -5,7 +5,8 @@ epochs, and which acknowledged record got lost.
 
 It lives next to the model's code and reads its constants (model/ never
 imports checker/); the engine's renderers (checker/output/trace_html.py,
-checker/output/traces.py, checker/output/itf.py) find it through TRACE_VIEW.
+checker/output/traces.py, checker/output/itf.py) find it through the
+ModelDef's view (model/kraft/__init__.py: TRACE_VIEW).
 """
 from __future__ import annotations
 

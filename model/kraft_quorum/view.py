@@ -11,7 +11,8 @@ later (StartNewServer) is also named by its host and disk id ("s4 (h1, disk
 1)"). Log entries read offset:value e<epoch>, with the configuration
 commands and the leader's first entry by name (InitCluster {s1,s2,s3},
 AddVoter s4, RemoveVoter s2, LeaderChange). The engine's renderers
-(checker/) find this view through TRACE_VIEW and know nothing of KRaft.
+(checker/) find this view through the ModelDef's view (TRACE_VIEW) and know
+nothing of KRaft.
 """
 from __future__ import annotations
 

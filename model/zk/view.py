@@ -10,7 +10,8 @@ model's ids, model/zk/state.py). The model's fetch is one step
 is in flight in `fetch_response`), so the diagram draws the request and
 its answer; ZooKeeper writes and reads (elections, ISR changes,
 registrations) are arrows to and from lane 0. The engine's renderers
-(checker/) find this view through TRACE_VIEW and know nothing of zk.
+(checker/) find this view through the ModelDef's view (TRACE_VIEW) and know
+nothing of zk.
 """
 from __future__ import annotations
 
