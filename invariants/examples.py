@@ -62,3 +62,14 @@ def randgraph_properties(model) -> list[Property]:
     ]
 
 
+
+
+def wide_properties(model) -> list[Property]:
+    last = model.variables[-1]
+    return [
+        Property("LastUnset", ALWAYS, lambda s: s[-1] == 0,
+                 f"the last flag ({last}) is never set (violated: a state past 64 variables)",
+                 reads=(last,)),
+        Property("FirstSet", SOMETIMES, lambda s: s.v00 == 1, "the first flag is set",
+                 reads=("v00",)),
+    ]

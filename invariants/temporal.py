@@ -21,8 +21,8 @@ visits a `visit` state (when there is one) - `negation()` gives the three
 explored state graph.
 
 A model's temporal properties and the fairness its reference specification
-assumes are listed in invariants/registry.py, as its state properties are;
-checker/ looks them up there only.
+assumes are named by its ModelDef, as its state properties are;
+checker/ looks them up there only (checker.search.registry).
 """
 from __future__ import annotations
 
@@ -53,14 +53,6 @@ class EventuallyAlways:
     """<>[]body: from some point on, body holds for ever (a predicate or a LeadsTo)."""
 
     body: Any
-
-
-def _not(p: Predicate) -> Predicate:
-    return lambda s: not p(s)
-
-
-def _and_not(p: Predicate, q: Predicate) -> Predicate:
-    return lambda s: p(s) and not q(s)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
 """The contract between models and the engine (ARCHITECTURE.md, "The model interface").
 
 A model is any object with the attributes and methods of `Model`; it is a
-typing.Protocol so model/ never imports checker/. Its properties live in
-invariants/ (invariants.registry.properties_for(model)), which imports only the
-types of model/.
+typing.Protocol so model/ never imports checker/. Its ModelDef names
+everything else of it (properties in invariants/, which imports only the
+types of model/; trace view, facts, mutants): checker.search.registry looks
+them up there, and nowhere else.
 
 State rules, relied on by the engine's encoder and fingerprints:
 - a state is a NamedTuple whose fields are the model's variables, in a fixed
@@ -102,8 +103,8 @@ class Model(Protocol):
     # Optional: projections = {name: (variables...)}, the fingerprint
     # projections a spec may name (`projection = "name"`, TLC's VIEW; the
     # attribute's old name `views` is still read).
-    # Optional: trace_view() -> a model.view.TraceView, when the package's
-    # view.py (TRACE_VIEW) is not the way.
+    # Optional: trace_view() -> a model.view.TraceView, when the view its
+    # ModelDef names is not the way.
     # checker/search/contract.py checks all of this when the model is built
     # (docs/ARCHITECTURE.md, "How to add a model").
 
@@ -130,22 +131,54 @@ class EvaluationError(ModelError):
 
 @dataclass(frozen=True)
 class Constant:
-    """A model constant as a spec may set it: its TOML type, default and meaning."""
+    """A model constant as a spec may set it: its TOML type, default and
+    meaning, and optionally the values it may take, which the registry checks
+    for every model (checker.search.registry.resolve_constants): `choices`
+    (a str, or each element of a list of strings, is one of them), `minimum`
+    and `maximum` (an int within them, both included)."""
 
     name: str
     type: type | tuple  # int, bool, str, or (list, str) for a list of strings
     default: Any
     doc: str = ""
+    choices: tuple | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+
+
+class Mutant(NamedTuple):
+    """A seeded bug (a model's mutants.py, MUTANTS: name -> Mutant, switched
+    on by the constant Mutants): the reference's guard site it switches off,
+    what it does, and the variants whose code has that guard (None: every
+    one). A plain (site, doc) pair stands for a Mutant of every variant."""
+
+    site: str
+    doc: str
+    variants: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
 class ModelDef:
-    """What the registry knows of a model: variants, constants, how to build it.
+    """The one place that defines a model: variants, constants, how to build
+    it, and what it is checked against and shown with.
 
     build(variant, constants) returns a Model or raises ModelConfigError.
     budget(constants, defaults), when given, says a spec's constants in a
     few words for the result tables (sizes, fault limits; None: kmc lists
     the constants that differ from their defaults).
+
+    The rest is named as "module:attribute" (imported when first needed:
+    model/ never imports invariants/ or checker/), or given as the object:
+    - properties: function(model) -> [Property], invariants first (required);
+    - temporal: function(model) -> [TemporalProperty];
+    - fairness: function(model) -> the fairness its reference assumes, as
+      spec entries ("WF:BrokerStart", ...);
+    - view: its model.view.TraceView subclass (None: the generic view);
+    - facts: function(model, state) -> {fact: value}, what a scenario
+      matches and asserts (None: the state's variables by name);
+    - mutants: {name: Mutant or (site, doc)}, its seeded bugs (the constant
+      Mutants switches them on).
+    checker.search.registry looks each up here, the contract checks them.
     """
 
     name: str
@@ -153,3 +186,9 @@ class ModelDef:
     variants: dict[str, tuple[Constant, ...]]  # variant -> its constants
     build: Callable[[str, dict], Model]
     budget: Callable[[dict, dict], str] | None = None
+    properties: Any = None
+    temporal: Any = None
+    fairness: Any = None
+    view: Any = None
+    facts: Any = None
+    mutants: Any = None

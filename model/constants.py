@@ -11,11 +11,15 @@ from model.base import Constant, ModelConfigError
 
 
 def resolve_constants(where: str, declared: tuple[Constant, ...], given: dict,
-                      choices: dict[str, tuple[str, ...]], nonempty: tuple[str, ...] = ()) -> dict:
+                      choices: dict[str, tuple[str, ...]] | None = None,
+                      nonempty: tuple[str, ...] = ()) -> dict:
     """Every constant of `declared`, from `given` or its default, type-checked:
-    int a natural number, bool true/false, str one of `choices[name]`, a list
-    of strings non-empty strings without repeats (and not empty for the names
-    in `nonempty`)."""
+    int a natural number, bool true/false, str one of its choices (the
+    Constant's; `choices[name]` for one that declares none; any string
+    without either), a list of strings non-empty strings without repeats
+    (and not empty for the names in `nonempty`). The registry checks each
+    constant's declared choices and bounds for every model before its build
+    (checker.search.registry.resolve_constants)."""
     known = {c.name: c for c in declared}
     unknown = sorted(set(given) - set(known))
     if unknown:
@@ -31,9 +35,10 @@ def resolve_constants(where: str, declared: tuple[Constant, ...], given: dict,
             if not isinstance(val, bool):
                 raise ModelConfigError(f"{where}: {c.name} must be true or false, got {val!r}")
         elif c.type is str:
-            if val not in choices[c.name]:
+            allowed = c.choices if c.choices is not None else (choices or {}).get(c.name)
+            if not isinstance(val, str) or (allowed is not None and val not in allowed):
                 raise ModelConfigError(f"{where}: {c.name} must be one of "
-                                       f"{', '.join(choices[c.name])}, got {val!r}")
+                                       f"{', '.join(allowed or ('a string',))}, got {val!r}")
         else:
             empty = c.name in nonempty and not val
             if (not isinstance(val, (list, tuple)) or empty

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from model import kraft, kraft_cluster, kraft_quorum, zk
 from model.base import ModelDef
-from model.examples import diehard, randgraph, twophase
+from model.examples import diehard, randgraph, twophase, wide
 
 # A model added later adds its package to this tuple.
 MODELS: dict[str, ModelDef] = {d.name: d for d in (
     twophase.MODEL, diehard.MODEL, randgraph.MODEL, kraft.MODEL, zk.MODEL,
-    kraft_quorum.MODEL, kraft_cluster.MODEL)}
+    kraft_quorum.MODEL, kraft_cluster.MODEL, wide.MODEL)}
 
 
 def register(defn: ModelDef) -> ModelDef:

@@ -2,17 +2,19 @@
 counterexample of any model, and the value helpers a model's own view uses.
 
 A model package shows its traces better by a module `view.py` next to its
-code (model/kraft/view.py, model/zk/view.py) that subclasses TraceView and
-names the class `TRACE_VIEW` (or by a `trace_view()` method on the built
-model). It says which variables are per broker, what a record, a role or a
+code (model/kraft/view.py, model/zk/view.py) whose TraceView subclass its
+ModelDef names (`view="model.kraft.view:TRACE_VIEW"`; or by a
+`trace_view()` method on the built model). It says which variables are per broker, what a record, a role or a
 message looks like, a sentence per action, the sequence diagram's lanes and
 arrows, and what was lost when a durability property breaks. The engine's
 renderers (checker/: text, HTML, ITF) are generic and read only this.
 
 This module imports nothing of checker/ (model/ never does): the canonical
-order of set elements is the engine's (checker.output.views installs it through
-use_order_key); a property's doc comes through `property_docs`, which the
-engine fills from invariants/.
+order of set elements is the engine's, passed to each view as it is made
+(TraceView(model, order_key): checker.output.views.view_for passes
+checker.search.encoding.encode) and to the value helpers as `key`; a
+property's doc comes through `property_docs`, which the engine fills from
+invariants/.
 
 A trace is [(None, s0), (a1, s1), ...] as the engine returns it.
 """
@@ -26,28 +28,15 @@ from typing import Any, Callable, Sequence
 
 # ---- value helpers (TLA+ scalars, sets in canonical order, ITF) -------------------
 
-def _fallback_key(v: Any):
+def plain_key(v: Any):
+    """An order of set elements without the engine's (a view made without an
+    order_key): by type name, then repr."""
     return (type(v).__name__, repr(v))
 
 
-_order_key: Callable[[Any], Any] = _fallback_key
-
-
-def use_order_key(key: Callable[[Any], Any]) -> None:
-    """The engine's canonical order of set elements (checker.search.encoding.encode),
-    so that a view lists a set as the engine's JSON and ITF do."""
-    global _order_key
-    _order_key = key
-
-
-def set_order(s) -> list:
-    """A set's elements in canonical order."""
-    return sorted(s, key=_order_key)
-
-
-def encode(v: Any):
-    """The sort key of a value (the engine's canonical bytes once installed)."""
-    return _order_key(v)
+def set_order(s, key: Callable[[Any], Any] = plain_key) -> list:
+    """A set's elements in the order `key` gives (a view's order_key)."""
+    return sorted(s, key=key)
 
 
 def steps(n: int) -> str:
@@ -94,8 +83,9 @@ def is_record(v: Any) -> bool:
     return isinstance(v, tuple) and hasattr(v, "_fields")
 
 
-def render_value(v: Any) -> str:
-    """A value as TLA+ writes it: Name(field=value, ...), <<a, b>>, {a, b}."""
+def render_value(v: Any, key: Callable[[Any], Any] = plain_key) -> str:
+    """A value as TLA+ writes it: Name(field=value, ...), <<a, b>>, {a, b}
+    (a set's elements in the order `key` gives)."""
     text = render_scalar(v)
     if text is not None:
         return text
@@ -103,11 +93,11 @@ def render_value(v: Any) -> str:
         return '"' + v.replace('"', '\\"') + '"'
     if is_record(v):
         return f"{type(v).__name__}(" + ", ".join(
-            f"{f}={render_value(x)}" for f, x in zip(v._fields, v)) + ")"
+            f"{f}={render_value(x, key)}" for f, x in zip(v._fields, v)) + ")"
     if isinstance(v, tuple):
-        return "<<" + ", ".join(map(render_value, v)) + ">>"
+        return "<<" + ", ".join(render_value(x, key) for x in v) + ">>"
     if isinstance(v, (frozenset, set)):
-        return "{" + ", ".join(render_value(x) for x in set_order(v)) + "}"
+        return "{" + ", ".join(render_value(x, key) for x in set_order(v, key)) + "}"
     return str(v)
 
 
@@ -122,9 +112,11 @@ class itf:
         return {"#bigint": str(int(n))}
 
     @staticmethod
-    def to_itf(v: Any, record: Callable[[Any], Any] | None = None) -> Any:
+    def to_itf(v: Any, record: Callable[[Any], Any] | None = None,
+               key: Callable[[Any], Any] = plain_key) -> Any:
         """A value's ITF expression with the generic shapes (tuples are
-        sequences); `record(v)` converts the records met inside."""
+        sequences); `record(v)` converts the records met inside; a set's
+        elements in the order `key` gives."""
         if v is None:
             return itf.NIL
         if v is True or v is False:
@@ -138,20 +130,21 @@ class itf:
         if is_record(v):
             if record is not None:
                 return record(v)
-            return {f: itf.to_itf(x) for f, x in zip(v._fields, v)}
+            return {f: itf.to_itf(x, key=key) for f, x in zip(v._fields, v)}
         if isinstance(v, tuple):
-            return [itf.to_itf(x, record) for x in v]
+            return [itf.to_itf(x, record, key) for x in v]
         if isinstance(v, (frozenset, set)):
-            return {"#set": [itf.to_itf(x, record) for x in set_order(v)]}
+            return {"#set": [itf.to_itf(x, record, key) for x in set_order(v, key)]}
         if isinstance(v, float):
             return v
         return {"#unserializable": repr(v)}
 
     @staticmethod
-    def fn_over(values, keys, convert: Callable[[Any], Any] | None = None) -> dict:
+    def fn_over(values, keys, convert: Callable[[Any], Any] | None = None,
+                key: Callable[[Any], Any] = plain_key) -> dict:
         """A function [k \\in keys |-> values[i]] as an ITF map."""
-        convert = convert or itf.to_itf
-        return {"#map": [[itf.to_itf(k), convert(v)] for k, v in zip(keys, values)]}
+        convert = convert or (lambda v: itf.to_itf(v, key=key))
+        return {"#map": [[itf.to_itf(k, key=key), convert(v)] for k, v in zip(keys, values)]}
 
 
 @dataclass
@@ -217,9 +210,24 @@ class TraceView:
     # a message kind (message_kind, Arrow.kind) -> its colour on the diagram
     kind_colors: dict[str, str] = {}
 
-    def __init__(self, model: Any):
+    def __init__(self, model: Any, order_key: Callable[[Any], Any] | None = None):
         self.model = model
         self.variables: tuple[str, ...] = tuple(getattr(model, "variables", ()) or ())
+        # the order of a set's elements: the engine's canonical one, as its JSON
+        # and ITF list them (checker.output.views.view_for passes it)
+        self.order_key = order_key or plain_key
+
+    def render(self, v: Any) -> str:
+        """A value as TLA+ writes it, sets in this view's order."""
+        return render_value(v, self.order_key)
+
+    def to_itf(self, v: Any, record: Callable[[Any], Any] | None = None) -> Any:
+        """itf.to_itf, sets in this view's order."""
+        return itf.to_itf(v, record, self.order_key)
+
+    def fn_over(self, values, keys, convert: Callable[[Any], Any] | None = None) -> dict:
+        """itf.fn_over, sets in this view's order."""
+        return itf.fn_over(values, keys, convert or self.to_itf, self.order_key)
 
     # ---- helpers ---------------------------------------------------------------
 
@@ -242,11 +250,11 @@ class TraceView:
     def initial_lines(self, state, full: bool = True) -> list[str]:
         """State 0. full=False: what a person reads first (a view whose full
         dump is long shortens it; the trace files keep it whole)."""
-        return [f"{n} = {render_value(v)}" for n, v in zip(self.names(state), state)]
+        return [f"{n} = {self.render(v)}" for n, v in zip(self.names(state), state)]
 
     def step_lines(self, prev, state, action) -> list[str]:
         """What the step changed, one line per changed variable."""
-        return [f"{n} = {render_value(b)}" for n, a, b in zip(self.names(state), prev, state) if a != b]
+        return [f"{n} = {self.render(b)}" for n, a, b in zip(self.names(state), prev, state) if a != b]
 
     def header(self, prop: str, trace: list) -> str:
         n = steps(len(trace) - 1)
@@ -288,7 +296,7 @@ class TraceView:
     # ---- ITF ---------------------------------------------------------------------
 
     def itf_variable(self, name: str, value: Any) -> Any:
-        return itf.to_itf(value)
+        return self.to_itf(value)
 
     def itf_meta(self) -> dict:
         return {}
@@ -307,7 +315,7 @@ class TraceView:
         return (0, 0)
 
     def message_label(self, m) -> tuple[str, str]:
-        text = render_value(m)
+        text = self.render(m)
         return (text[:24], text)
 
     def message_kind(self, m) -> str:
@@ -337,18 +345,18 @@ class TraceView:
             open_[m] = a
 
         prev = self.in_flight(trace[0][1]) or frozenset()
-        for m in sorted(prev, key=encode):
+        for m in sorted(prev, key=self.order_key):
             start(m, 0)
         for i, (action, state) in enumerate(trace[1:], 1):
             cur = self.in_flight(state) or frozenset()
             if cur is prev:
                 continue
-            for m in sorted(prev - cur, key=encode):
+            for m in sorted(prev - cur, key=self.order_key):
                 a = open_.pop(m, None)
                 if a is not None:
                     a.end = i
                     a.fate = self.fate(action, m)
-            for m in sorted(cur - prev, key=encode):
+            for m in sorted(cur - prev, key=self.order_key):
                 start(m, i)
             prev = cur
         return arrows
@@ -369,7 +377,7 @@ class TraceView:
 
     def cells(self, prev, state) -> list[tuple[str, bool]]:
         """One (HTML, changed) per column for `state` (prev: None at step 0)."""
-        return [(html.escape(render_value(v)), prev is not None and prev[i] != v)
+        return [(html.escape(self.render(v)), prev is not None and prev[i] != v)
                 for i, v in enumerate(state)]
 
     def notes(self, trace: list) -> list[str]:

@@ -462,18 +462,26 @@ def run_resumable(spec, model, properties, options: CheckOptions, out_dir: Path,
         raise
 
 
-def _mutants_of(model) -> dict:
-    """The seeded bugs of a model (its package's mutants.MUTANTS: name ->
-    (the reference's guard site, what the mutant does)), {} when it has none."""
-    import importlib
-    package = type(model).__module__.rpartition(".")[0]
-    try:
-        module = importlib.import_module(f"{package}.mutants")
-    except ModuleNotFoundError as e:
-        if e.name != f"{package}.mutants":
-            raise
-        return {}
-    return dict(getattr(module, "MUTANTS", {}))
+def _constant_listing(c) -> dict:
+    """A constant as plain data: name, type, default, doc, and its choices
+    and bounds where it declares them."""
+    out = {"name": c.name, "type": registry.type_name(c.type), "default": c.default, "doc": c.doc}
+    for allowed in ("choices", "minimum", "maximum"):
+        if getattr(c, allowed) is not None:
+            out[allowed] = list(c.choices) if allowed == "choices" else getattr(c, allowed)
+    return out
+
+
+def _allowed_text(c) -> str:
+    """A constant's choices and bounds, for the text listing ('' for none)."""
+    parts = []
+    if c.choices is not None:
+        parts.append("one of " + ", ".join(map(repr, c.choices)))
+    if c.minimum is not None:
+        parts.append(f">= {c.minimum}")
+    if c.maximum is not None:
+        parts.append(f"<= {c.maximum}")
+    return "; " + ", ".join(parts) if parts else ""
 
 
 def _infinite(model) -> str | None:
@@ -490,24 +498,22 @@ def _model_listing(name: str, defn) -> dict:
     out: dict = {"model": name, "doc": defn.doc, "variants": []}
     for variant, constants in defn.variants.items():
         entry: dict = {"variant": variant,
-                       "constants": [{"name": c.name, "type": registry.type_name(c.type),
-                                      "default": c.default, "doc": c.doc} for c in constants]}
+                       "constants": [_constant_listing(c) for c in constants]}
         try:
             model, props = registry.build(name, variant, {})
         except (KmcError, ModelConfigError) as e:
             entry["error"] = f"cannot build with the defaults: {' '.join(str(e).split())}"
         else:
             entry["properties"] = [{"name": p.name, "kind": p.kind, "doc": p.doc} for p in props]
-            from invariants.registry import reference_fairness_for, temporal_properties_for
             entry["properties"] += [{"name": t.name, "kind": t.kind, "form": t.form, "doc": t.doc}
-                                    for t in temporal_properties_for(model)]
-            entry["reference_fairness"] = reference_fairness_for(model)
+                                    for t in registry.temporal_properties_for(model)]
+            entry["reference_fairness"] = registry.reference_fairness_for(model)
             entry["projections"] = {v: list(vs) for v, vs in projections_of(model).items()}
             if _infinite(model):
                 entry["state_space"] = _infinite(model)
             if any(c.name == "Mutants" for c in constants):
-                entry["mutants"] = [{"name": m, "site": site, "doc": doc}
-                                    for m, (site, doc) in _mutants_of(model).items()]
+                entry["mutants"] = [{"name": m, "site": mutant.site, "doc": mutant.doc}
+                                    for m, mutant in registry.mutants_of(defn, variant).items()]
         out["variants"].append(entry)
     return out
 
@@ -550,12 +556,14 @@ def list_cmd(model_name: str | None, as_json: bool, as_markdown: bool) -> int:
         return EXIT_OK
     for name, defn in models.items():
         click.echo(f"{name}: {defn.doc}")
-        mutants: dict = {}
+        every = registry.mutants_of(defn)
+        shown: dict = {}    # mutant -> the variants listing it
         for variant, constants in defn.variants.items():
             click.echo(f"  variant {variant}")
             click.echo("    constants:")
             for c in constants:
-                click.echo(f"      {c.name} ({registry.type_name(c.type)}, default {c.default!r}): {c.doc}")
+                click.echo(f"      {c.name} ({registry.type_name(c.type)}, default {c.default!r}"
+                           f"{_allowed_text(c)}): {c.doc}")
             try:
                 model, props = registry.build(name, variant, {})
             except (KmcError, ModelConfigError) as e:
@@ -564,10 +572,9 @@ def list_cmd(model_name: str | None, as_json: bool, as_markdown: bool) -> int:
             click.echo("    properties:")
             for p in props:
                 click.echo(f"      {p.name} [{p.kind}]" + (f": {p.doc}" if p.doc else ""))
-            from invariants.registry import reference_fairness_for, temporal_properties_for
-            for t in temporal_properties_for(model):  # checker/search/liveness
+            for t in registry.temporal_properties_for(model):  # checker/search/liveness
                 click.echo(f"      {t.name} [temporal: {t.form}]" + (f": {t.doc}" if t.doc else ""))
-            fairness = reference_fairness_for(model)
+            fairness = registry.reference_fairness_for(model)
             if fairness:
                 click.echo(f"    reference fairness: {', '.join(fairness)}")
             for projection, variables in projections_of(model).items():
@@ -576,11 +583,17 @@ def list_cmd(model_name: str | None, as_json: bool, as_markdown: bool) -> int:
             if infinite:
                 click.echo(f"    state space: {infinite}")
             if any(c.name == "Mutants" for c in constants):
-                mutants = mutants or _mutants_of(model)
-        if mutants:   # seeded bugs, once per model: Mutants = ["name", ...] (specs/mutants/)
+                names = list(registry.mutants_of(defn, variant))
+                click.echo(f"    mutants: {', '.join(names) or 'none'}")
+                for m in names:
+                    shown.setdefault(m, []).append(variant)
+        if shown:   # seeded bugs, once per model: Mutants = ["name", ...] (specs/mutants/)
             click.echo("  mutants (seeded bugs: the constant Mutants = [\"name\", ...]):")
-            for m, (site, doc) in mutants.items():
-                click.echo(f"    {m}: {doc} (the reference's guard: {site})")
+            for m, variants in shown.items():
+                only = (f" [{', '.join(variants)} only]"
+                        if len(variants) < sum("Mutants" in {c.name for c in cs}
+                                               for cs in defn.variants.values()) else "")
+                click.echo(f"    {m}: {every[m].doc} (the reference's guard: {every[m].site}){only}")
     return EXIT_OK
 
 

@@ -22,6 +22,13 @@ from checker.search.liveness.graph import GraphSearch, GraphTooBig
 from model.base import ALWAYS
 
 DEFAULT_MAX_STATES = 5000
+_said: set = set()
+
+
+def _say_once(line: str) -> None:
+    if line not in _said:
+        _said.add(line)
+        click.echo(line, err=True)
 
 
 def state_label(model, state) -> str:
@@ -32,8 +39,9 @@ def state_label(model, state) -> str:
     if lines is not None:
         try:
             return "\n".join(lines(state))
-        except Exception:  # a view never fails an export
-            pass
+        except Exception as e:  # noqa: BLE001 - a view never fails an export: its variables instead
+            _say_once(f"kmc: warning: the graph's states show their variables: the view's "
+                      f"summary_lines failed ({type(e).__name__}: {' '.join(str(e).split())[:200]})")
     names = getattr(state, "_fields", None) or [f"v{i}" for i in range(len(state))]
     return "\n".join(f"{n} = {render_value(v)}" for n, v in zip(names, state))
 

@@ -33,7 +33,7 @@ def _default(value) -> str:
 def _variant(model: str, v: dict) -> list[str]:
     out = [f"### `{model}` variant `{v['variant']}`", "",
            "| constant | type | default | meaning |", "|---|---|---|---|"]
-    out += [f"| `{c['name']}` | {c['type']} | `{_default(c['default'])}` | {_cell(c['doc'])} |"
+    out += [f"| `{c['name']}` | {c['type']}{_allowed(c)} | `{_default(c['default'])}` | {_cell(c['doc'])} |"
             for c in v["constants"]]
     out.append("")
     if "error" in v:
@@ -52,7 +52,22 @@ def _variant(model: str, v: dict) -> list[str]:
         out += [f"Fingerprint projection `{name}`: " + ", ".join(variables) + ".", ""]
     if v.get("state_space"):
         out += [f"State space: {_cell(v['state_space'])}.", ""]
+    if "mutants" in v:
+        out += ["Mutants (seeded bugs, `Mutants = [\"name\", ...]`): "
+                + (", ".join(f"`{m['name']}`" for m in v["mutants"]) or "none") + ".", ""]
     return out
+
+
+def _allowed(c: dict) -> str:
+    """A constant's choices and bounds, after its type ('' for none)."""
+    parts = []
+    if "choices" in c:
+        parts.append("one of " + ", ".join(_default(x) for x in c["choices"]))
+    if "minimum" in c:
+        parts.append(f"&ge; {c['minimum']}")
+    if "maximum" in c:
+        parts.append(f"&le; {c['maximum']}")
+    return ": " + ", ".join(parts) if parts else ""
 
 
 def models_markdown(listing: list[dict]) -> str:

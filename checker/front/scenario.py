@@ -34,9 +34,9 @@ enumeration order; a step left ambiguous fails and names the facts in which
 the candidates differ. A step no successor matches fails and names the
 enabled actions (the scenario stops there).
 
-Facts. A model package may provide `facts.py` with `facts(model, state) ->
-dict` (kraft: model/kraft/facts.py); other models' facts are their state
-variables by name. Fact names are flat ("b1.leo"); a nested table
+Facts. A model's ModelDef may name `facts(model, state) -> dict` (kraft:
+model/kraft/facts.py); other models' facts are their state variables by
+name. Fact names are flat ("b1.leo"); a nested table
 `b1 = { leo = 2 }` means the same. Values: TOML ints, strings, booleans,
 lists (compared as a set when the fact is a set), inline tables for records,
 "Nil" for Nil.
@@ -54,7 +54,6 @@ action, fact or property: one line); 3 the model raised an evaluation error.
 from __future__ import annotations
 
 import difflib
-import importlib
 import json
 import re
 import textwrap
@@ -80,22 +79,10 @@ _LABEL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?\s*$")
 
 # ---- facts -------------------------------------------------------------------
 
-def variable_facts(model, state) -> dict:
-    """The default facts: the state's variables by name."""
-    return {name: getattr(state, name) for name in model.variables}
-
-
 def facts_function(model) -> Callable[[Any, tuple], dict]:
-    """The model package's facts.facts (e.g. model/kraft/facts.py), else variable_facts."""
-    package = type(model).__module__.rpartition(".")[0]
-    module_name = f"{package}.facts"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as e:
-        if e.name != module_name:
-            raise
-        return variable_facts
-    return getattr(module, "facts", variable_facts)
+    """The model's facts (its ModelDef's, e.g. model/kraft/facts.py), else
+    its variables by name (registry.variable_facts)."""
+    return registry.facts_function(model)
 
 
 def show(v) -> str:

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.search.errors import SpecError
+from checker.search.errors import KmcError, SpecError
 from checker.search.liveness.config import FAIRNESS_KINDS, REFERENCE, LivenessConfig
+from model.base import ModelConfigError
 
 
 def temporal_of(model) -> dict:
-    from invariants.registry import temporal_properties_for
+    from checker.search.registry import temporal_properties_for
     return {p.name: p for p in temporal_properties_for(model)}
 
 
@@ -55,7 +56,7 @@ def parse_fairness(value: Any, model, where: str = "fairness") -> list[tuple[str
     """The spec's fairness as (kind, action name) pairs; "reference" is the
     model's reference fairness."""
     if value is None or value == REFERENCE:
-        from invariants.registry import reference_fairness_for
+        from checker.search.registry import reference_fairness_for
         ref = reference_fairness_for(model)
         if ref is None:
             raise SpecError(f"{where}: model {model.name!r} has no reference fairness: give "
@@ -100,7 +101,7 @@ def read_spec_keys(spec, data: dict, path) -> None:
         from checker.search import registry
         try:
             model, _ = registry.build(spec.model, spec.variant, spec.constants)
-        except Exception:  # the spec's own checks report it
+        except (KmcError, ModelConfigError):  # the spec's own checks report it
             return
         temporal = temporal_of(model)
         for name in invariants:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from checker.search.encoding import encode
-from model.view import itf as _shapes, use_order_key
+from model.view import itf as _shapes
 
 FORMAT_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 NIL = "Nil"
@@ -29,10 +29,15 @@ NIL = "Nil"
 
 # The value shapes are the model views' own (model/view.py: a view's
 # itf_variable builds on them), with sets in the engine's canonical order.
-use_order_key(encode)
 bigint = _shapes.bigint
-to_itf = _shapes.to_itf
-fn_over = _shapes.fn_over
+
+
+def to_itf(v: Any, record: Callable[[Any], Any] | None = None) -> Any:
+    return _shapes.to_itf(v, record, encode)
+
+
+def fn_over(values, keys, convert: Callable[[Any], Any] | None = None) -> dict:
+    return _shapes.fn_over(values, keys, convert or to_itf, encode)
 
 
 def trace_itf(trace: list, variables, variable: Callable[[str, Any], Any], meta: dict,

@@ -115,7 +115,7 @@ def _goal(prop: str, instance: str, model):
     P ~> Q; None for []<>P) and the one a counterexample never reaches again
     (Q of P ~> Q, P of []<>P); None for other forms."""
     try:
-        from invariants.registry import temporal_properties_for
+        from checker.search.registry import temporal_properties_for
         found = next(p for p in temporal_properties_for(model) if p.name == prop)
         formula = next(i for i in found.instances if i.label == instance).formula
     except (StopIteration, KeyError, AttributeError):

@@ -18,12 +18,14 @@ from enum import IntEnum
 from typing import Any, Sequence
 
 from checker.search.encoding import encode, encode_state, parts_to_bytes
-from model.view import is_record, render_value, set_order, steps, use_order_key
+from model import view as _view
+from model.view import is_record, set_order, steps
 
 
-# TLA+-style text of values: the model views' own (model/view.py), with sets
-# in the engine's canonical order
-use_order_key(encode)
+def render_value(v: Any) -> str:
+    """TLA+-style text of a value: the model views' own (model/view.py), with
+    sets in the engine's canonical order."""
+    return _view.render_value(v, encode)
 
 
 def to_json(v: Any) -> Any:
@@ -38,7 +40,7 @@ def to_json(v: Any) -> Any:
     if isinstance(v, tuple):
         return [to_json(x) for x in v]
     if isinstance(v, (frozenset, set)):
-        return [to_json(x) for x in set_order(v)]
+        return [to_json(x) for x in set_order(v, encode)]
     return repr(v)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,9 @@ from checker.output.report import run_report
 from checker.output.views import view_for
 from checker.search import registry
 from checker.search.engine import DEADLOCK, CheckResult
-from checker.search.errors import SpecError
+from checker.search.errors import KmcError, SpecError
 from checker.search.files import safe_component, umask, write_atomic
+from model.base import ModelConfigError
 from model.view import TraceView
 
 KMC_VERSION = "0.1.0"
@@ -96,7 +98,9 @@ def _model_of(summary_obj: dict):
     config = summary_obj.get("config") or {}
     try:
         return registry.build(config["model"], config.get("variant"), config.get("constants") or {})[0]
-    except Exception:
+    except (KeyError, KmcError, ModelConfigError) as e:
+        print(f"kmc: warning: the traces are written with the generic view: the model cannot be "
+              f"rebuilt from the run's configuration ({' '.join(str(e).split())})", file=sys.stderr)
         return None
 
 

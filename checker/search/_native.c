@@ -1,11 +1,12 @@
-/* kmc's compiled hot path (checker/native.py loads it; checker/encoding.py and
- * checker/engine.py keep the pure-Python equivalents, used when this module is
- * not built or KMC_NATIVE=0).
+/* kmc's compiled hot path (checker/search/native.py loads it;
+ * checker/search/encoding.py and checker/search/expand.py keep the
+ * pure-Python equivalents, used when this module is not built or
+ * KMC_NATIVE=0).
  *
  * - encode(obj): the canonical msgpack bytes of a value, byte for byte those of
- *   checker.encoding's Python encoder: None, bool, int (IntEnum members too),
- *   float, str, bytes, tuple (NamedTuples too) as msgpack packs them, and a
- *   frozenset as ExtType(1, its elements' encodings sorted bytewise and
+ *   checker.search.encoding's Python encoder: None, bool, int (IntEnum members
+ *   too), float, str, bytes, tuple (NamedTuples too) as msgpack packs them, and
+ *   a frozenset as ExtType(1, its elements' encodings sorted bytewise and
  *   joined). Anything else raises TypeError (the caller falls back to Python).
  * - FingerprintSet: the seen set, an open-addressing table of 64-bit
  *   fingerprints (8 bytes a slot, at most 3/4 full: 11-21 bytes per state,
@@ -15,6 +16,10 @@
  *   variable whose object it shares, the others encoded), its fingerprint,
  *   the seen set's test-and-add and which variables changed, in one call:
  *   (parts, fp, changed), or None when the fingerprint was seen.
+ * - columns(states): a batch's columns before msgpack (checker/search/codec.py).
+ *
+ * Every argument is checked (type, length, range) before its memory is read:
+ * a wrong one raises, never crashes the interpreter.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -357,6 +362,17 @@ static PyObject *fpset_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     Py_ssize_t cap = 1024;
     static char *kwlist[] = {"capacity", NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|n", kwlist, &cap)) return NULL;
+    if (cap < 0) {
+        PyErr_SetString(PyExc_ValueError, "FingerprintSet(capacity): capacity is >= 0");
+        return NULL;
+    }
+    /* the table (4/3 of capacity, to a power of two, 8 bytes a slot) must be
+     * addressable: past that, the doubling below would overflow and never end */
+    if (cap > PY_SSIZE_T_MAX / 32) {
+        PyErr_Format(PyExc_OverflowError, "FingerprintSet(capacity): %zd fingerprints is more "
+                     "than a table of 8 bytes a slot can address", cap);
+        return NULL;
+    }
     Py_ssize_t c = 1024;
     while (c < cap + cap / 3) c *= 2;
     FPSet *s = (FPSet *)type->tp_alloc(type, 0);
@@ -484,7 +500,7 @@ static PyTypeObject FPSetType = {
  *   fingerprint: bytes -> int; seen: FingerprintSet or set.
  * -> (parts, fp, changed) for a new fingerprint (added to seen), None for a
  *   seen one; changed: an int whose bit i says variable i is another object
- *   than the parent's (every bit set for a state of more than 63 variables).
+ *   than the parent's (as many bits as the state has variables).
  * TypeError when a changed variable holds a value this encoder refuses
  * (the caller falls back to Python). */
 static PyObject *native_successor(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -499,25 +515,41 @@ static PyObject *native_successor(PyObject *self, PyObject *const *args, Py_ssiz
         PyErr_SetString(PyExc_TypeError, "successor(): states are tuples, parts a list or tuple");
         return NULL;
     }
-    Py_ssize_t n = PyTuple_GET_SIZE(succ);
-    if (PyTuple_GET_SIZE(parent) != n || PySequence_Fast_GET_SIZE(pparts) != n) {
-        PyErr_SetString(PyExc_ValueError, "successor(): parent and successor differ in length");
+    if (select != Py_None && !PyTuple_Check(select)) {
+        PyErr_SetString(PyExc_TypeError, "successor(): select is None or a tuple of variable indices");
         return NULL;
     }
+    if (!PyCallable_Check(fpfunc)) {
+        PyErr_SetString(PyExc_TypeError, "successor(): fingerprint is a function of bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(succ);
+    if (PyTuple_GET_SIZE(parent) != n || PySequence_Fast_GET_SIZE(pparts) != n) {
+        PyErr_SetString(PyExc_ValueError, "successor(): parent, its parts and successor differ in length");
+        return NULL;
+    }
+    /* the variables changed, bit i for variable i: one word up to 64
+     * variables, more words past that (the Python int has every bit) */
+    Py_ssize_t nwords = n > 64 ? (n + 63) / 64 : 1;
+    uint64_t word0 = 0, *changed = &word0;
+    if (nwords > 1 && !(changed = PyMem_Calloc((size_t)nwords, sizeof(uint64_t))))
+        return PyErr_NoMemory();
     PyObject *parts = PyList_New(n);
-    if (!parts) return NULL;
+    if (!parts) goto fail_mask;
     Py_ssize_t total = 0;
-    /* bit i: variable i changed (every bit set past 63 variables) */
-    uint64_t changed = n > 63 ? ~(uint64_t)0 : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = PyTuple_GET_ITEM(succ, i), *p;
         if (v == PyTuple_GET_ITEM(parent, i)) {
             p = PySequence_Fast_GET_ITEM(pparts, i);
+            if (!PyBytes_Check(p)) {
+                PyErr_SetString(PyExc_TypeError, "successor(): a parent's part is bytes");
+                Py_DECREF(parts); goto fail_mask;
+            }
             Py_INCREF(p);
         } else {
-            if (i < 64) changed |= (uint64_t)1 << i;
+            changed[i / 64] |= (uint64_t)1 << (i % 64);
             p = encode_to_bytes(v);
-            if (!p) { Py_DECREF(parts); return NULL; }
+            if (!p) { Py_DECREF(parts); goto fail_mask; }
         }
         PyList_SET_ITEM(parts, i, p);
         total += PyBytes_GET_SIZE(p);
@@ -526,7 +558,7 @@ static PyObject *native_successor(PyObject *self, PyObject *const *args, Py_ssiz
     PyObject *joined;
     if (select == Py_None) {
         joined = PyBytes_FromStringAndSize(NULL, total);
-        if (!joined) { Py_DECREF(parts); return NULL; }
+        if (!joined) { Py_DECREF(parts); goto fail_mask; }
         char *w = PyBytes_AS_STRING(joined);
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *p = PyList_GET_ITEM(parts, i);
@@ -539,12 +571,12 @@ static PyObject *native_successor(PyObject *self, PyObject *const *args, Py_ssiz
             Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(select, j));
             if (i < 0 || i >= n) {
                 if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "view index out of range");
-                Py_DECREF(parts); return NULL;
+                Py_DECREF(parts); goto fail_mask;
             }
             sel_total += PyBytes_GET_SIZE(PyList_GET_ITEM(parts, i));
         }
         joined = PyBytes_FromStringAndSize(NULL, sel_total);
-        if (!joined) { Py_DECREF(parts); return NULL; }
+        if (!joined) { Py_DECREF(parts); goto fail_mask; }
         char *w = PyBytes_AS_STRING(joined);
         for (Py_ssize_t j = 0; j < k; j++) {
             PyObject *p = PyList_GET_ITEM(parts, PyLong_AsSsize_t(PyTuple_GET_ITEM(select, j)));
@@ -554,11 +586,11 @@ static PyObject *native_successor(PyObject *self, PyObject *const *args, Py_ssiz
     }
     PyObject *fp = PyObject_CallOneArg(fpfunc, joined);
     Py_DECREF(joined);
-    if (!fp) { Py_DECREF(parts); return NULL; }
+    if (!fp) { Py_DECREF(parts); goto fail_mask; }
     int added;
     if (Py_TYPE(seen) == &FPSetType) {
         uint64_t v;
-        if (as_fp(fp, &v) < 0) { Py_DECREF(fp); Py_DECREF(parts); return NULL; }
+        if (as_fp(fp, &v) < 0) { Py_DECREF(fp); Py_DECREF(parts); goto fail_mask; }
         added = fpset_insert((FPSet *)seen, v);
     } else {  /* a Python set (128-bit fingerprints, the pure seen set) or set-like */
         added = PySequence_Contains(seen, fp);
@@ -576,16 +608,28 @@ static PyObject *native_successor(PyObject *self, PyObject *const *args, Py_ssiz
     }
     if (added <= 0) {
         Py_DECREF(fp); Py_DECREF(parts);
-        if (added < 0) return NULL;
+        if (added < 0) goto fail_mask;
+        if (changed != &word0) PyMem_Free(changed);
         Py_RETURN_NONE;
     }
-    PyObject *mask = PyLong_FromUnsignedLongLong(changed);
+    PyObject *mask = PyLong_FromUnsignedLongLong(changed[nwords - 1]);
+    for (Py_ssize_t w = nwords - 2; w >= 0 && mask; w--) {   /* mask << 64 | changed[w] */
+        PyObject *shift = PyLong_FromLong(64), *low = PyLong_FromUnsignedLongLong(changed[w]);
+        PyObject *hi = shift ? PyNumber_Lshift(mask, shift) : NULL;
+        Py_DECREF(mask);
+        mask = hi && low ? PyNumber_Or(hi, low) : NULL;
+        Py_XDECREF(shift); Py_XDECREF(low); Py_XDECREF(hi);
+    }
+    if (changed != &word0) PyMem_Free(changed);
     PyObject *r = mask ? PyTuple_New(3) : NULL;
     if (!r) { Py_XDECREF(mask); Py_DECREF(fp); Py_DECREF(parts); return NULL; }
     PyTuple_SET_ITEM(r, 0, parts);
     PyTuple_SET_ITEM(r, 1, fp);
     PyTuple_SET_ITEM(r, 2, mask);
     return r;
+fail_mask:
+    if (changed != &word0) PyMem_Free(changed);
+    return NULL;
 }
 
 /* columns(states) -> codec.pack_states' columns before msgpack: states is a

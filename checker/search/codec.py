@@ -35,7 +35,6 @@ __all__ = ["key_component", "child_key", "key_components", "parent_key", "pack_f
 
 _BIG = sys.byteorder == "big"
 _columns = native._native.columns if native.ENABLED else None
-_MASK64 = (1 << 64) - 1
 
 
 # ---- BFS positions -----------------------------------------------------------

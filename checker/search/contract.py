@@ -5,8 +5,10 @@ Two checks, each raising ModelContractError (one `kmc: error:` line, exit 2)
 naming the model and what to add:
 
 - `check_definition(defn)`: the ModelDef of model/registry.py (name, doc,
-  variants and their constants' defaults, build, budget), when the registry
-  first lists it (checker.search.registry.models);
+  variants and their constants' defaults, choices and bounds, build, budget,
+  the names of its properties, temporal properties, fairness, view, facts
+  and mutants), when the registry first lists it
+  (checker.search.registry.models);
 - `check_model(defn, variant, model, properties)`: the model as built
   (registry.build, every engine's one way to a model): its name and
   variant, variables, action names, init_states / successors / from_plain
@@ -25,12 +27,12 @@ every engine's counts on it.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
-import sys
 from typing import Any
 
 from checker.search.errors import SpecError
-from model.base import ALWAYS, SOMETIMES, Constant, EvaluationError, Property
+from model.base import ALWAYS, SOMETIMES, Constant, EvaluationError, ModelDef, Property
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 DEADLOCK = "Deadlock"   # (checker.search.engine.DEADLOCK: a property may not take the name)
@@ -47,6 +49,25 @@ def _fail(model: str, what: str) -> None:
 
 def _names(value) -> bool:
     return isinstance(value, (tuple, list)) and all(isinstance(v, str) and v for v in value)
+
+
+def named(defn: ModelDef, field: str) -> Any:
+    """What the ModelDef names in `field`: "module:attribute" imported, an
+    object as it is, None when it names nothing. A name that does not
+    import is one line (ModelContractError, exit 2)."""
+    ref = getattr(defn, field)
+    if not isinstance(ref, str):
+        return ref
+    module_name, _, attr = ref.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise ModelContractError(f"model {defn.name!r}: its ModelDef's {field} {ref!r} does not "
+                                 f"import ({type(e).__name__}: {e})") from None
+    if not attr or not hasattr(module, attr):
+        raise ModelContractError(f"model {defn.name!r}: its ModelDef's {field} {ref!r} names no "
+                                 f"attribute of {module_name} (\"module:attribute\")")
+    return getattr(module, attr)
 
 
 # ---- the ModelDef --------------------------------------------------------------------
@@ -87,60 +108,86 @@ def check_definition(defn) -> None:
             if not _of_type(c.default, c.type):
                 _fail(name, f"variant {variant!r}: constant {c.name}'s default {c.default!r} "
                             f"is not of its declared type")
+            _check_allowed_default(name, variant, c)
     if not callable(getattr(defn, "build", None)):
         _fail(name, "its ModelDef's build(variant, constants) must be a function")
     budget = getattr(defn, "budget", None)
     if budget is not None and not callable(budget):
         _fail(name, "its ModelDef's budget must be a function (or None)")
+    _check_named(defn)
+
+
+def _check_allowed_default(name: str, variant: str, c: Constant) -> None:
+    if c.choices is not None:
+        if not isinstance(c.choices, tuple) or not c.choices:
+            _fail(name, f"variant {variant!r}: constant {c.name}'s choices must be a non-empty tuple")
+        values = c.default if isinstance(c.default, list) else [c.default]
+        if any(v not in c.choices for v in values):
+            _fail(name, f"variant {variant!r}: constant {c.name}'s default {c.default!r} is not "
+                        f"one of its choices")
+    for bound in ("minimum", "maximum"):
+        limit = getattr(c, bound)
+        if limit is not None and (c.type is not int or not _of_type(limit, int)):
+            _fail(name, f"variant {variant!r}: constant {c.name}: a {bound} is an int, for an int")
+    if (c.minimum is not None and c.default < c.minimum) or (c.maximum is not None and c.default > c.maximum):
+        _fail(name, f"variant {variant!r}: constant {c.name}'s default {c.default!r} is out of its "
+                    f"bounds")
+
+
+# what a ModelDef names, and the module of the model's package that holds it
+# where it has one (a package with the module must name it: left out, traces
+# would silently get the generic view, a scenario the variables as facts)
+_NAMED = (("properties", None), ("temporal", None), ("fairness", None),
+          ("view", "view"), ("facts", "facts"), ("mutants", "mutants"))
+
+
+def _check_named(defn) -> None:
+    name = defn.name
+    for field, _ in _NAMED:
+        ref = getattr(defn, field, None)
+        if isinstance(ref, str) and not re.fullmatch(r"[\w.]+:\w+", ref):
+            _fail(name, f"its ModelDef's {field} {ref!r} must be \"module:attribute\" (or the object)")
+    if getattr(defn, "properties", None) is None:
+        _fail(name, "its ModelDef names no properties (properties=\"invariants.<name>:<function>\", "
+                    "a function model -> [Property], invariants first)")
+    package = _package_of(defn)
+    for field, module in _NAMED:
+        if module is None or getattr(defn, field, None) is not None or package is None:
+            continue
+        if importlib.util.find_spec(f"{package}.{module}") is not None:
+            _fail(name, f"{package}.{module} exists but its ModelDef names no {field} "
+                        f"({field}=\"{package}.{module}:...\")")
+
+
+def _package_of(defn) -> str | None:
+    """The package of the module that defines the model's build (the model's
+    own package: model/<name>/), None for a module outside one of its own
+    (the toys of model/examples share theirs)."""
+    module_name = getattr(defn.build, "__module__", None) or ""
+    package = module_name.rpartition(".")[0]
+    try:
+        spec = importlib.util.find_spec(module_name) if module_name else None
+    except (ImportError, ValueError):   # (__main__: no spec)
+        return None
+    if spec is not None and spec.submodule_search_locations is not None:
+        return module_name   # build is defined in the package's __init__.py
+    if not package or package in ("model", "model.examples"):
+        return None
+    return package
 
 
 # ---- the trace view ---------------------------------------------------------------------
 
-def _view_module(model: Any):
-    """The view module of the model's package (None: it has none): the
-    module `view` beside the model class's module, or inside it when the
-    class is defined in the package's __init__.py."""
-    module_name = type(model).__module__ if not isinstance(model, type) else model.__module__
-    module = sys.modules.get(module_name)
-    package = module_name if hasattr(module, "__path__") else module_name.rpartition(".")[0]
-    if not package:
-        return None
-    name = f"{package}.view"
-    if name == "model.view":   # the generic view's module, not a model's own
-        return None
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as e:
-        if e.name != name:
-            raise  # the view module exists but imports something missing: say so
-        return None
-
-
-def trace_view_class(model: Any) -> type:
-    """The trace view class of a built model (or of its class): its package's
-    view.TRACE_VIEW, else the generic model.view.TraceView."""
-    from model.view import TraceView
-    mod = _view_module(model)
-    return getattr(mod, "TRACE_VIEW", TraceView) if mod is not None else TraceView
-
-
-def _check_trace_view(name: str, model: Any) -> None:
+def _check_trace_view(name: str, defn, model: Any) -> None:
     from model.view import TraceView
     hook = getattr(model, "trace_view", None)
     if hook is not None:
         if not callable(hook):
             _fail(name, "trace_view must be a method returning a model.view.TraceView")
         return
-    try:
-        mod = _view_module(model)
-    except Exception as e:  # noqa: BLE001 - a broken view module: one line
-        _fail(name, f"its view module does not import: {type(e).__name__}: {e}")
-    if mod is None:
-        return   # the generic view: every variable a column
-    view = getattr(mod, "TRACE_VIEW", None)
-    if not (isinstance(view, type) and issubclass(view, TraceView)):
-        _fail(name, f"{mod.__name__} must name its model.view.TraceView subclass TRACE_VIEW "
-                    f"(without it the model's traces would silently get the generic view)")
+    view = named(defn, "view")
+    if view is not None and not (isinstance(view, type) and issubclass(view, TraceView)):
+        _fail(name, f"its ModelDef's view {defn.view!r} must be a model.view.TraceView subclass")
 
 
 # ---- the built model ------------------------------------------------------------------------
@@ -155,9 +202,8 @@ def projections_of(model: Any) -> dict:
 
 
 def check_identity(defn, variant: str, model: Any) -> None:
-    """The built model answers to its ModelDef's name (its properties are
-    looked up by it) and to the variant it was built for."""
-    from invariants.registry import PROPERTIES
+    """The built model answers to its ModelDef's name (what the ModelDef
+    names is looked up by it) and to the variant it was built for."""
     name = defn.name
     if getattr(model, "name", None) != name:
         _fail(name, f"the built model's name is {getattr(model, 'name', None)!r}, not its "
@@ -165,9 +211,6 @@ def check_identity(defn, variant: str, model: Any) -> None:
     if getattr(model, "variant", None) != variant:
         _fail(name, f"the built model's variant is {getattr(model, 'variant', None)!r}, "
                     f"not {variant!r}, the one it was built for")
-    if name not in PROPERTIES:
-        _fail(name, "it has no properties in invariants/registry.py's PROPERTIES (a function "
-                    "model -> [Property], invariants first)")
 
 
 def check_model(defn, variant: str, model: Any, properties: list) -> None:
@@ -204,9 +247,9 @@ def check_model(defn, variant: str, model: Any, properties: list) -> None:
         if not isinstance(pname, str) or not _names(kept) or set(kept) - known:
             _fail(name, f"fingerprint projection {pname!r} must name variables of the model "
                         f"(unknown: {', '.join(sorted(set(kept or ()) - known)) or kept!r})")
-    _check_trace_view(name, model)
+    _check_trace_view(name, defn, model)
     _check_properties(name, known, properties)
-    _check_temporal(name, model, known, set(actions))
+    _check_temporal(name, defn, model, known, set(actions))
     _check_first_state(name, model, tuple(variables))
 
 
@@ -229,14 +272,12 @@ def _check_properties(name: str, known: set, properties: list) -> None:
                             f"{', '.join(sorted(set(r) - known)) if _names(r) else repr(r)}")
 
 
-def _check_temporal(name: str, model: Any, known: set, actions: set) -> None:
-    from invariants.registry import TEMPORAL
-    if name not in TEMPORAL:
-        return
-    for t in TEMPORAL[name][0](model):
+def _check_temporal(name: str, defn, model: Any, known: set, actions: set) -> None:
+    temporal = named(defn, "temporal")
+    for t in (temporal(model) if temporal is not None else ()):
         if t.reads is not None and (not _names(t.reads) or set(t.reads) - known):
             _fail(name, f"temporal property {t.name} declares reads of unknown variable(s)")
-    fairness = TEMPORAL[name][1]
+    fairness = named(defn, "fairness")
     for entry in (fairness(model) if fairness is not None else ()):
         kind, _, action = str(entry).partition(":")
         if kind not in ("WF", "SF") or action not in actions:

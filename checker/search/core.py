@@ -22,6 +22,7 @@ result as they are.
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -551,8 +552,9 @@ class Search:
                 trace.append((e.action, e.successor))
             e.trace = trace
             e.result = self._result(exhausted=False, states_left=len(self.frontier or ()))
-        except Exception:   # noqa: BLE001 - the error's own line is still reported
-            return
+        except Exception as e2:   # noqa: BLE001 - the error's own line is still reported
+            print(f"kmc: warning: no trace to the evaluation error (it could not be rebuilt: "
+                  f"{type(e2).__name__}: {' '.join(str(e2).split())[:200]})", file=sys.stderr)
 
     def trace(self, level: int, fp: int) -> list:
         """The shortest path to the state with fingerprint fp at `level`, by

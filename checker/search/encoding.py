@@ -64,7 +64,6 @@ _plain = msgpack.Packer(autoreset=True).pack
 _cache: dict[int, tuple] = {}   # id -> (obj, bytes) or, for a set, (obj, bytes, ExtType)
 _CACHE_LIMIT = 1 << 17
 
-_EMPTY_SET = msgpack.ExtType(FROZENSET_EXT, b"")
 # ExtType's validating __new__ is Python code and costs ~1 us; our code and
 # payload are valid by construction, so build the namedtuple directly.
 _ExtType = msgpack.ExtType

@@ -255,7 +255,7 @@ class TreeMemory:
                 while not self._stop.wait(max(interval, self.due - time.monotonic())):
                     try:
                         self.measure()
-                    except Exception:  # noqa: BLE001 - a figure is never worth a failed run
+                    except (OSError, ValueError, IndexError):  # a process that ended while it was read
                         pass
 
             self._thread = threading.Thread(target=run, name="kmc-memory", daemon=True)

@@ -1,10 +1,13 @@
-"""Models and their properties, looked up by name for the engine and the CLI.
+"""Models and all that belongs to them, looked up by name for the engine and
+the CLI: the one lookup of a model's ModelDef (model/registry.py) and of what
+it names (properties, temporal properties, fairness, trace view, facts,
+mutants).
 
 build(model_name, variant, constants) validates the constants against the
-ModelDef (names, types; defaults fill the rest) and returns (model, properties).
-Every model is held to the model contract here (checker/search/contract.py):
-its ModelDef when it is first listed, the built model and its properties
-when it is built.
+ModelDef (names, types, choices, bounds, mutants of the variant; defaults
+fill the rest) and returns (model, properties). Every model is held to the
+model contract here (checker/search/contract.py): its ModelDef when it is
+first listed, the built model and its properties when it is built.
 """
 from __future__ import annotations
 
@@ -13,9 +16,10 @@ import resource
 from contextlib import contextmanager
 from typing import Any
 
+from checker.search.contract import named
 from checker.search.errors import SpecError
 from checker.search.proc import machine_memory, own_status
-from model.base import ALWAYS, Constant, Model, ModelConfigError, ModelDef, Property
+from model.base import ALWAYS, Constant, Model, ModelConfigError, ModelDef, Mutant, Property
 
 
 _checked: dict[str, ModelDef] = {}   # model name -> the ModelDef checked (register may replace it)
@@ -47,6 +51,67 @@ def model_def(name: str) -> ModelDef:
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise SpecError(f"unknown model {name!r} ({hint}known models: {known})")
     return defs[name]
+
+
+def definition_of(model: Any) -> ModelDef | None:
+    """The ModelDef of a built model (by its name; None for a model no
+    ModelDef registers, as a test's own)."""
+    from model.registry import MODELS
+    return MODELS.get(getattr(model, "name", None))
+
+
+def properties_for(model: Any) -> list[Property]:
+    """Every state property of a built model (its variant and constants may
+    select some), invariants first."""
+    defn = definition_of(model)
+    function = named(defn, "properties") if defn is not None else None
+    return list(function(model)) if function is not None else []
+
+
+def temporal_properties_for(model: Any) -> list:
+    """Every temporal property of a built model ([] for a model without any)."""
+    defn = definition_of(model)
+    function = named(defn, "temporal") if defn is not None else None
+    return list(function(model)) if function is not None else []
+
+
+def reference_fairness_for(model: Any) -> list[str] | None:
+    """The fairness the model's reference specification assumes, as spec
+    entries (None: the model has none)."""
+    defn = definition_of(model)
+    function = named(defn, "fairness") if defn is not None else None
+    return list(function(model)) if function is not None else None
+
+
+def view_class(model: Any) -> type:
+    """The trace view class of a built model: its ModelDef's view, else the
+    generic model.view.TraceView."""
+    from model.view import TraceView
+    defn = definition_of(model)
+    view = named(defn, "view") if defn is not None else None
+    return view if view is not None else TraceView
+
+
+def facts_function(model: Any):
+    """The model's facts(model, state) -> dict for scenarios (its ModelDef's
+    facts), else the state's variables by name."""
+    defn = definition_of(model)
+    facts = named(defn, "facts") if defn is not None else None
+    return facts if facts is not None else variable_facts
+
+
+def variable_facts(model: Any, state) -> dict:
+    """The default facts: the state's variables by name."""
+    return {name: getattr(state, name) for name in model.variables}
+
+
+def mutants_of(defn: ModelDef, variant: str | None = None) -> dict[str, Mutant]:
+    """The model's seeded bugs by name ({} for none); with a variant, only
+    those whose guard that variant's code has."""
+    found = {name: Mutant(*entry) for name, entry in (named(defn, "mutants") or {}).items()}
+    if variant is None:
+        return found
+    return {name: m for name, m in found.items() if m.variants is None or variant in m.variants}
 
 
 def variant_constants(defn: ModelDef, variant: str | None) -> tuple[str, tuple[Constant, ...]]:
@@ -106,8 +171,38 @@ def resolve_constants(defn: ModelDef, variant: str, constants: dict | None) -> d
                             f"64-bit ({-2**63} to {2**63 - 1})")
         if isinstance(c.type, tuple) and isinstance(value, list):
             value = list(value)
+        _check_allowed(c, value)
         resolved[name] = value
+    if "Mutants" in by_name and resolved.get("Mutants"):
+        _check_mutants(defn, variant, resolved["Mutants"])
     return resolved
+
+
+def _check_allowed(c: Constant, value: Any) -> None:
+    """The constant's declared choices and bounds (model.base.Constant)."""
+    if c.choices is not None:
+        bad = [v for v in (value if isinstance(value, list) else [value]) if v not in c.choices]
+        if bad:
+            raise SpecError(f"constant {c.name} must be {'' if not isinstance(value, list) else 'a list of '}"
+                            f"one of {', '.join(map(repr, c.choices))}, got {bad[0]!r}")
+    if c.minimum is not None and isinstance(value, int) and value < c.minimum:
+        raise SpecError(f"constant {c.name} must be at least {c.minimum}, got {value}")
+    if c.maximum is not None and isinstance(value, int) and value > c.maximum:
+        raise SpecError(f"constant {c.name} must be at most {c.maximum}, got {value}")
+
+
+def _check_mutants(defn: ModelDef, variant: str, names: list) -> None:
+    """Each mutant named is one of the model's, and one the variant's code has."""
+    every = mutants_of(defn)
+    unknown = [n for n in names if n not in every]
+    if unknown:
+        raise SpecError(f"unknown mutant(s) {', '.join(map(repr, unknown))} of model {defn.name!r} "
+                        f"(known: {', '.join(every) or 'none'})")
+    for n in names:
+        applies = every[n].variants
+        if applies is not None and variant not in applies:
+            raise SpecError(f"mutant {n!r} does not apply to variant {variant!r} of model "
+                            f"{defn.name!r}: its guard is in the code of {', '.join(applies)} only")
 
 
 def build(model_name: str, variant: str | None, constants: dict | None = None) -> tuple[Model, list[Property]]:
@@ -117,8 +212,6 @@ def build(model_name: str, variant: str | None, constants: dict | None = None) -
     SpecError; a combination the model rejects raises its ModelConfigError
     (both are bad input, exit 2).
     """
-    from invariants.registry import properties_for
-
     defn = model_def(model_name)
     variant, _ = variant_constants(defn, variant)
     resolved = resolve_constants(defn, variant, constants)
@@ -132,9 +225,10 @@ def build(model_name: str, variant: str | None, constants: dict | None = None) -
                         f"({type(e).__name__}{': ' + str(e) if str(e) else ''})") from None
     from checker.search.contract import check_identity, check_model
     check_identity(defn, variant, model)
-    properties = properties_for(model)
+    properties = list(named(defn, "properties")(model))
     check_model(defn, variant, model, properties)
-    return model, properties
+    from checker.search.reads import audited
+    return model, audited(model, properties)
 
 
 # Building a model can take memory that grows fast with its constants (the
@@ -204,4 +298,6 @@ def select_properties(properties: list[Property], names: list[str] | None) -> li
 
 
 __all__ = ["build", "models", "model_def", "resolve_constants", "select_properties",
-           "type_name", "ModelConfigError", "ALWAYS"]
+           "type_name", "definition_of", "named", "properties_for", "temporal_properties_for",
+           "reference_fairness_for", "view_class", "facts_function", "mutants_of",
+           "ModelConfigError", "ALWAYS"]

@@ -159,7 +159,7 @@ class Walker:
         self.cut = None            # why the last walk ended early: "time", "memory" (None: it did not)
         if cfg.temporal:
             from checker.search.liveness.walks import WalkLiveness
-            from invariants.registry import temporal_properties_for
+            from checker.search.registry import temporal_properties_for
             temporal = {p.name: p for p in temporal_properties_for(self.model)}
             self.live = WalkLiveness(self.model, [temporal[n] for n in cfg.temporal], list(cfg.fairness))
 

@@ -213,8 +213,6 @@ _PARTS = {"TypeOK": validity.type_ok_parts}
 
 INVARIANT_NAMES = tuple(name for name, *_ in _INVARIANTS)
 WITNESS_NAMES = tuple(name for name, *_ in _WITNESSES)
-STORAGE_INVARIANT_NAMES = tuple(name for name, *_ in _STORAGE_INVARIANTS)
-STORAGE_WITNESS_NAMES = tuple(name for name, *_ in _STORAGE_WITNESSES)
 CONSUMER_INVARIANT_NAMES = tuple(name for name, *_ in _CONSUMER_INVARIANTS)
 CONSUMER_WITNESS_NAMES = tuple(name for name, *_ in _CONSUMER_WITNESSES)
 

@@ -63,4 +63,6 @@ MODEL = ModelDef(
         Constant("Goal", int, 4, "gallons to measure in the big jug"),
     )},
     build=build,
+    properties="invariants.examples:diehard_properties",
+    temporal="invariants.temporal_examples:diehard_temporal",
 )

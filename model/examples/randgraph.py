@@ -65,4 +65,5 @@ MODEL = ModelDef(
         Constant("CheckErrorNode", int, -1, "checking NotTarget on this node raises EvaluationError"),
     )},
     build=build,
+    properties="invariants.examples:randgraph_properties",
 )

@@ -128,4 +128,6 @@ MODEL = ModelDef(
     doc="Lamport's TwoPhase commit (toy model; 3 RMs: 288 states)",
     variants={"standard": CONSTANTS},
     build=build,
+    properties="invariants.examples:twophase_properties",
+    temporal="invariants.temporal_examples:twophase_temporal",
 )

@@ -140,4 +140,10 @@ MODEL = ModelDef(
               "kip966_storage": KIP966_STORAGE_CONSTANTS, "v3_5_storage": V3_5_STORAGE_CONSTANTS},
     build=build,
     budget=fault_budget,
+    properties="invariants.kraft:kraft_properties",
+    temporal="invariants.kraft.liveness:kraft_temporal",
+    fairness="invariants.kraft.liveness:reference_fairness",
+    view="model.kraft.view:TRACE_VIEW",
+    facts="model.kraft.facts:facts",
+    mutants="model.kraft.mutants:MUTANTS",
 )

@@ -15,6 +15,10 @@ from dataclasses import dataclass, replace
 from model.base import Constant, ModelConfigError
 from model.kraft.mutants import mutant_flags
 
+ACKS = ("all", "1")
+HWM_CHECKPOINTS = ("timer", "flush")
+SEGMENT_ROLL_FLUSHES = ("scheduled", "append")
+
 _COMMON_HEAD = (
     Constant("BrokerCount", int, 3, "number of brokers, ids 1..BrokerCount"),
     Constant("InitReplicationFactor", int, 3, "initial replica set size (brokers 1..RF)"),
@@ -48,7 +52,7 @@ _ACKS = Constant(
     "the producer's acks: all (default, the reference: the leader needs MinISR members in its "
     "maximal ISR to accept a write and acknowledges it once the HWM passes it) or 1 (the leader "
     "acknowledges a write as soon as it appends it, with no min.insync.replicas check: "
-    "Kafka's acks=1, which may lose acknowledged records on a leader change)")
+    "Kafka's acks=1, which may lose acknowledged records on a leader change)", choices=ACKS)
 
 # not of the reference: a consumer client (model/kraft/consumer.py); off by default
 # so that the reference's variants stay TLC's state for state
@@ -85,7 +89,8 @@ _STORAGE = (
     Constant("FlushPolicy", str, "async",
              "when a replica flushes its log: every_write (before the HWM can advance), "
              "every_n (FlushEveryN appends), segment_roll (a segment of SegmentSize records "
-             "rolls, or a controlled shutdown), async (only the OS: BackgroundFlush)"),
+             "rolls, or a controlled shutdown), async (only the OS: BackgroundFlush)",
+             choices=FLUSH_POLICIES),
     Constant("FlushEveryN", int, 1, "FlushPolicy every_n: flush once this many appends are unflushed"),
     Constant("SegmentSize", int, 1, "FlushPolicy segment_roll: records per log segment"),
     Constant("ControlledShutdownLimit", int, 0,
@@ -109,7 +114,7 @@ _RECOVERY = (
     Constant("UncleanRecoveryStrategy", str, "balanced",
              "unclean.recovery.strategy (KIP-966 part 2): balanced | proactive | manual; or "
              "last_known_leader, what Kafka 4.x ships: the LastKnownELR holds the last leader, "
-             "elected once it is unfenced with ISR and ELR empty"),
+             "elected once it is unfenced with ISR and ELR empty", choices=RECOVERY_STRATEGIES),
 )
 
 # FenceBrokerLimit bounds the fencing of live brokers only (a crashed one's is free)
@@ -159,7 +164,7 @@ _STORAGE_KAFKA = (
              "timer (default, Kafka: CheckpointHwm(b), its own step, as ReplicaManager's "
              "replica.high.watermark.checkpoint.interval.ms timer) or flush (with the log's "
              "flushes only: the policy's and, while the broker runs, the OS's BackgroundFlush); "
-             "both: at a controlled shutdown"),
+             "both: at a controlled shutdown", choices=HWM_CHECKPOINTS),
     Constant("ControlledShutdownTimeout", bool, True,
              "true (default, Kafka: BrokerServer.shutdown waits for the controller's grant only "
              "until its shutdown deadline, then logs \"Timed out waiting for the controller to "
@@ -186,18 +191,13 @@ _STORAGE_KAFKA = (
     Constant("SegmentRollFlush", str, "scheduled",
              "FlushPolicy segment_roll: scheduled (default, Kafka: UnifiedLog.roll schedules the "
              "flush-log task, FlushRolledSegments(b), a step of its own that a crash may "
-             "pre-empt) or append (the rolled segments are flushed in the appending step)"),
+             "pre-empt) or append (the rolled segments are flushed in the appending step)",
+             choices=SEGMENT_ROLL_FLUSHES),
 )
 KIP966_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER,)
 V3_5_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER,)
 # constants that only mean something under one flush policy
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
-ACKS = ("all", "1")
-HWM_CHECKPOINTS = ("timer", "flush")
-SEGMENT_ROLL_FLUSHES = ("scheduled", "append")
-_STR_CHOICES = {"FlushPolicy": FLUSH_POLICIES, "UncleanRecoveryStrategy": RECOVERY_STRATEGIES,
-                "Acks": ACKS, "HwmCheckpoint": HWM_CHECKPOINTS,
-                "SegmentRollFlush": SEGMENT_ROLL_FLUSHES}
 
 
 @dataclass(frozen=True)
@@ -297,7 +297,7 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
             mutant_flags(val)  # unknown names -> ModelConfigError listing the known ones
             cfg[c.name] = sorted(set(val))
         elif c.type is str:  # a choice (storage variants, Acks)
-            choices = _STR_CHOICES[c.name]
+            choices = c.choices
             if val not in choices:
                 raise ModelConfigError(
                     f"kraft/{variant}: {c.name} must be one of {', '.join(map(repr, choices))}, got {val!r}")

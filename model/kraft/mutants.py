@@ -19,10 +19,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from model.base import Mutant
 from model.constants import mutant_flags as flags_for
 
-# name -> (reference site, what the mutant does)
-MUTANTS: dict[str, tuple[str, str]] = {
+# the variants with an ELR (KIP-966): the code of the ELR mutants' guards
+_ELR = ("kip966", "kip966_storage")
+
+# name -> (reference site, what the mutant does), or a Mutant naming the
+# variants whose code has its guard
+MUTANTS: dict[str, tuple[str, str] | Mutant] = {
     "skip_reg_response_incarnation_check": (
         "ReceiveBrokerRegResponse: broker_state[b].incarnation_id = m.incarnation_id",
         "a starting broker accepts a registration response meant for another incarnation"),
@@ -55,9 +60,10 @@ MUTANTS: dict[str, tuple[str, str]] = {
         "the controller accepts an AlterPartition request built on a stale partition epoch"),
     # not a CHECK of the reference: the registration step of KIP-966 description 5.2
     # (the Unclean Exclusion property; specs/mutants/keep_unclean_broker_in_elr.toml)
-    "keep_unclean_broker_in_elr": (
+    "keep_unclean_broker_in_elr": Mutant(
         "ProcessUncleanBroker: con_partition_metadata.elr \\ {b}",
-        "a broker registering without a broker epoch (an unclean restart) stays in the ELR"),
+        "a broker registering without a broker epoch (an unclean restart) stays in the ELR",
+        _ELR),
     # not CHECKs of the reference either: small deviations a developer could
     # introduce, one for each invariant no CHECK above breaks
     "skip_diverging_end_offset_check": (
@@ -70,16 +76,18 @@ MUTANTS: dict[str, tuple[str, str]] = {
         "a broker catching up with the metadata log keeps only the record it acts on, dropping "
         "the no-op records before it (a metadata loader that filters records by relevance "
         "before it persists them: its metadata offset no longer matches the controller's)"),
-    "skip_elr_for_fenced_replica": (
+    "skip_elr_for_fenced_replica": Mutant(
         "HandleBrokerFenced (kip966): UpdateElr adds the fenced ISR member to the ELR",
         "a fenced ISR member is dropped instead of moved to the ELR when the ISR falls below "
         "MinISR (a fenced broker taken for an unclean one): the ELR and the last-known ELR "
-        "lose a replica that holds every committed record"),
-    "skip_last_known_elr_update": (
+        "lose a replica that holds every committed record",
+        _ELR),
+    "skip_last_known_elr_update": Mutant(
         "ApplyPartitionChange (kip966): last_known_elr \\union (replicas \\cap (elr \\ elr'))",
         "the controller removes a replica from the ELR without recording it in the "
         "last-known ELR (PartitionChangeBuilder forgetting lastKnownElr): an unclean "
-        "recovery then has no quorum to choose from"),
+        "recovery then has no quorum to choose from",
+        _ELR),
     # a liveness bug (no invariant breaks): found by the temporal properties
     "never_unfence": (
         "UnfenceBroker: con_broker_reg[b].status = FENCED /\\ broker_state[b].status = RUNNING",

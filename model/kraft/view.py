@@ -5,7 +5,8 @@ epochs, and which acknowledged record got lost.
 
 It lives next to the model's code and reads its constants (model/ never
 imports checker/); the engine's renderers (checker/output/trace_html.py,
-checker/output/traces.py, checker/output/itf.py) find it through TRACE_VIEW.
+checker/output/traces.py, checker/output/itf.py) find it through the
+ModelDef's view (model/kraft/__init__.py: TRACE_VIEW).
 """
 from __future__ import annotations
 
@@ -315,8 +316,8 @@ class KraftView(TraceView):
                    "AlterPartitionResponse": "#953800", "RegisterBrokerRequest": "#8250df",
                    "RegisterBrokerResponse": "#6639ba", "MetadataUpdate": "#57606a"}
 
-    def __init__(self, model: Any):
-        super().__init__(model)
+    def __init__(self, model: Any, order_key=None):
+        super().__init__(model, order_key)
         constants = getattr(model, "constants", {}) or {}
         self.n = int(constants.get("BrokerCount", getattr(model, "n", 0)))
         self.brokers = tuple(range(1, self.n + 1))
@@ -535,16 +536,16 @@ class KraftView(TraceView):
             elif f == "isr_and_epochs":
                 out[f] = {"#map": [[itf.bigint(b), itf.bigint(e)] for b, e in x]}
             else:
-                out[f] = itf.to_itf(x, self._itf_record)
+                out[f] = self.to_itf(x, self._itf_record)
         return out
 
     def itf_variable(self, name: str, value: Any) -> Any:
         depth = _ALL_PER_BROKER.get(name)
-        conv = lambda v: itf.to_itf(v, self._itf_record)  # noqa: E731
+        conv = lambda v: self.to_itf(v, self._itf_record)  # noqa: E731
         if depth == 1:
-            return itf.fn_over(value, self.brokers, conv)
+            return self.fn_over(value, self.brokers, conv)
         if depth == 2:
-            return itf.fn_over(value, self.brokers, lambda row: itf.fn_over(row, self.brokers, conv))
+            return self.fn_over(value, self.brokers, lambda row: self.fn_over(row, self.brokers, conv))
         return conv(value)
 
     def itf_meta(self) -> dict:

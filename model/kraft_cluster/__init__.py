@@ -54,4 +54,7 @@ MODEL = ModelDef(
     variants=dict(CONSTANTS),
     build=build,
     budget=fault_budget,
+    properties="invariants.kraft_cluster:cluster_properties",
+    view="model.kraft_cluster.view:TRACE_VIEW",
+    mutants="model.kraft_cluster.mutants:MUTANTS",
 )

@@ -13,7 +13,7 @@ from model.kraft.view import KraftView, fmt_set
 from model.kraft_cluster.metadata import partition_log, records_of
 from model.kraft_cluster.state import BrokerRegistrationChangeRecord, BrokerRegistrationRecord
 from model.kraft_quorum.state import Command, Role
-from model.view import Arrow, Explanation, encode
+from model.view import Arrow, Explanation
 
 _QUORUM_TYPES = ("VoteRequest", "VoteResponse", "BeginQuorumEpoch", "FetchRequest", "FetchResponse")
 _DECISIONS = ("ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest", "FenceBroker", "UnfenceBroker",
@@ -41,8 +41,8 @@ class ClusterView(KraftView):
     legend = KraftView.legend + ("green metadata batch: committed; orange italics: not committed",)
     abbreviations = KraftView.abbreviations + (("LKELR", "last-known ELR"),)
 
-    def __init__(self, model: Any):
-        super().__init__(model)
+    def __init__(self, model: Any, order_key=None):
+        super().__init__(model, order_key)
         self.controllers = tuple((getattr(model, "constants", {}) or {}).get("Controllers", ("c1",)))
         self.nc = len(self.controllers)
         self._actors: list = []
@@ -120,7 +120,7 @@ class ClusterView(KraftView):
         s = trace[-1][1]
         c = self._cname(s.ctl_active)
         if prop == "AnswersCommitted":
-            for m in sorted(s.messages | s.messages_discard, key=encode):
+            for m in sorted(s.messages | s.messages_discard, key=self.order_key):
                 if int(m.type) == 3 and m.error is None:
                     return (f"Broker {m.dest} was told its AlterPartition set ISR {fmt_set(m.isr)} "
                             f"(leader {m.leader}, partition epoch {m.partition_epoch}), which the "
@@ -243,18 +243,18 @@ class ClusterView(KraftView):
             open_[m] = a
 
         prev = self.in_flight(trace[0][1])
-        for m in sorted(prev, key=encode):
+        for m in sorted(prev, key=self.order_key):
             start(m, 0, trace[0][1])
         before = trace[0][1]
         for i, (action, state) in enumerate(trace[1:], 1):
             self._actors.append(self._actor(action, before))
             cur = self.in_flight(state)
-            for m in sorted(prev - cur, key=encode):
+            for m in sorted(prev - cur, key=self.order_key):
                 a = open_.pop(m, None)
                 if a is not None:
                     a.end = i
                     a.fate = "received" if a.dst == self._actors[-1] else "dropped"
-            for m in sorted(cur - prev, key=encode):
+            for m in sorted(cur - prev, key=self.order_key):
                 start(m, i, state)
             prev, before = cur, state
         self._actors.reverse()

@@ -62,4 +62,9 @@ MODEL = ModelDef(
     variants=VARIANT_CONSTANTS,
     build=build,
     budget=budget,
+    properties="invariants.kraft_quorum:quorum_properties",
+    temporal="invariants.kraft_quorum.liveness:quorum_temporal",
+    fairness="invariants.kraft_quorum.liveness:reference_fairness",
+    view="model.kraft_quorum.view:TRACE_VIEW",
+    mutants="model.kraft_quorum.mutants:MUTANTS",
 )

@@ -23,9 +23,6 @@ VOTER_IDENTITY = ("disk_id", "node_id")
 FOLLOWER_STATE = ("kept", "new")
 CHECK_QUORUM = ("connectivity", "fetch")
 FOLLOWER_HWM = ("leader", "monotonic")
-_STR_CHOICES = {"VoterFlush": VOTER_FLUSH, "VoterIdentity": VOTER_IDENTITY,
-                "FollowerState": FOLLOWER_STATE, "CheckQuorum": CHECK_QUORUM,
-                "FollowerHwm": FOLLOWER_HWM}
 
 REFERENCE_CONSTANTS = (
     Constant("MaxEpoch", int, 3,
@@ -72,12 +69,12 @@ STORAGE_CONSTANTS = (
              "in appendAsFollower, before its next Fetch reports the entries; a single voter "
              "commits before it flushes), before_fetch (also the leader flushes before it "
              "answers any Fetch) or lazy (a voter acknowledges before it flushes: a flush is a "
-             "step of its own)"),
+             "step of its own)", choices=VOTER_FLUSH),
     Constant("VoterIdentity", str, "disk_id",
              "disk_id (KIP-853: a voter is (id, directory id); a server that lost its disk comes "
              "back as a new server, an observer until added) or node_id (a voter is its node id, "
              "as a static quorum before KIP-853: a server that lost its disk rejoins as the same "
-             "voter with an empty log, RestartAfterDiskLoss)"),
+             "voter with an empty log, RestartAfterDiskLoss)", choices=VOTER_IDENTITY),
     Constant("Mutants", (list, str), [], "seeded protocol bugs (mutants.py); none by default"),
 )
 
@@ -93,18 +90,18 @@ KAFKA_CONSTANTS = (
              "kept (the reference: a follower that moves to a new leader or epoch keeps "
              "has_fetch_success, which decides the pre-votes it grants) or new (Kafka: "
              "QuorumState.transitionToFollower builds a new FollowerState, "
-             "hasFetchedFromLeader false)"),
+             "hasFetchedFromLeader false)", choices=FOLLOWER_STATE),
     Constant("CheckQuorum", str, "connectivity",
              "connectivity (the reference's ShouldResign: a leader resigns when fewer than a "
              "majority of its configuration are connected and not in a higher epoch) or fetch "
              "(Kafka, KAFKA-15489: LeaderState.updateCheckQuorumForFollowingVoter - a leader "
              "resigns when its check-quorum timer expires before it accepted fetches from a "
-             "majority; CheckQuorumResign is that expiry)"),
+             "majority; CheckQuorumResign is that expiry)", choices=CHECK_QUORUM),
     Constant("FollowerHwm", str, "leader",
              "leader (the reference: a follower takes the high watermark of each fetch "
              "response, which a new leader may answer lower than the follower's) or monotonic "
              "(Kafka: FollowerState.updateHighWatermark refuses a decrease; KafkaRaftClient "
-             "keeps the higher)"),
+             "keeps the higher)", choices=FOLLOWER_HWM),
 )
 KAFKA_DEFAULTS = {"SingleVoterLeads": True, "FollowerState": "new", "CheckQuorum": "fetch",
                   "FollowerHwm": "monotonic"}
@@ -147,7 +144,7 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if constants.get("Value", None) == [] and constants.get("MaxValuesPerEpoch") != 0:
         raise ModelConfigError(f"{where}: Value must be a non-empty list of non-empty strings, got [] "
                                f"(MaxValuesPerEpoch = 0 switches client writes off)")
-    cfg = resolve_constants(where, VARIANT_CONSTANTS[variant], constants, _STR_CHOICES)
+    cfg = resolve_constants(where, VARIANT_CONSTANTS[variant], constants)
     init, lo, hi = cfg["InitClusterSize"], cfg["MinClusterSize"], cfg["MaxClusterSize"]
     hosts, spawned = cfg["Hosts"], cfg["MaxSpawnedServers"]
     if init < 1:

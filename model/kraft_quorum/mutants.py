@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from model.base import Mutant
 from model.constants import mutant_flags as flags_for
 
-# name -> (site, what the mutant does)
-MUTANTS: dict[str, tuple[str, str]] = {
+# name -> (site, what the mutant does), or a Mutant naming the variants whose
+# code has its guard
+MUTANTS: dict[str, tuple[str, str] | Mutant] = {
     "vote_without_log_check": (
         "HandleVoteRequest: log_ok (CompareEntries of the last entries)",
         "a voter grants its (pre-)vote without comparing the candidate's log with its own"),
-    "pre_vote_bumps_epoch": (
+    "pre_vote_bumps_epoch": Mutant(
         "VoterFetchTimeout / VoterElectionTimeout: TransitionToProspective(s, current_epoch[s])",
-        "a voter starting a pre-vote moves to the next epoch and asks in it, as a candidate would"),
+        "a voter starting a pre-vote moves to the next epoch and asks in it, as a candidate would",
+        ("kip996",)),   # pre-vote is KIP-996's
     "fetch_from_stale_epoch": (
         "AcceptFetchRequest: ReceivableMessage(m, FetchRequest, EqualEpoch)",
         "the leader accepts a fetch whatever epoch the fetcher is in (it only checks the position; "

@@ -48,11 +48,6 @@ def discard(st, d) -> dict:
             "net_messages_processed": st.net_messages_processed | {d}}
 
 
-def discard_and_send_all(st, d, ms) -> dict:
-    return {"net_messages": send_all(st, st.net_messages - {d}, ms),
-            "net_messages_processed": st.net_messages_processed | {d}}
-
-
 def reply(st, d, m) -> dict | None:
     """Reply(d, m): receive d, answer m; None (not enabled) when the
     connection is down or d is not in flight."""
@@ -155,11 +150,6 @@ def fetch_request_or_res_lost(st, req) -> bool:
         return False
     t = MsgType.FetchResponse
     return not any(m.type == t and m.correlation == req for m in st.net_messages)
-
-
-def connected_pairs_without(st, s: int) -> frozenset:
-    """ConnectedPairsWithoutServer(s)."""
-    return frozenset(p for p in st.net_connectivity if s not in p)
 
 
 def disconnect_server(st, s: int) -> dict:

@@ -11,7 +11,8 @@ later (StartNewServer) is also named by its host and disk id ("s4 (h1, disk
 1)"). Log entries read offset:value e<epoch>, with the configuration
 commands and the leader's first entry by name (InitCluster {s1,s2,s3},
 AddVoter s4, RemoveVoter s2, LeaderChange). The engine's renderers
-(checker/) find this view through TRACE_VIEW and know nothing of KRaft.
+(checker/) find this view through the ModelDef's view (TRACE_VIEW) and know
+nothing of KRaft.
 """
 from __future__ import annotations
 
@@ -307,8 +308,8 @@ class KraftQuorumView(TraceView):
                                        "PreVoteResp, VoteResp: its VoteResponse"),
                      ("FetchResp", "Kafka's FetchResponse"))
 
-    def __init__(self, model: Any):
-        super().__init__(model)
+    def __init__(self, model: Any, order_key=None):
+        super().__init__(model, order_key)
         constants = getattr(model, "constants", {}) or {}
         # the servers ever started: StartNewServer adds them up to MaxSpawnedServers
         self.max_servers = int(getattr(model, "max_servers", 0) or constants.get("MaxSpawnedServers", 0))
@@ -854,13 +855,13 @@ class KraftQuorumView(TraceView):
         if isinstance(r, Entry):
             value = r.value
             if isinstance(value, ConfigValue):
-                v = {"id": itf.bigint(value.id), "members": itf.to_itf(value.members)}
+                v = {"id": itf.bigint(value.id), "members": self.to_itf(value.members)}
                 if r.command == Command.AddVoterCommand:
-                    v["new"] = itf.to_itf(value.server)
+                    v["new"] = self.to_itf(value.server)
                 elif r.command == Command.RemoveVoterCommand:
-                    v["old"] = itf.to_itf(value.server)
+                    v["old"] = self.to_itf(value.server)
             else:
-                v = itf.to_itf(value)
+                v = self.to_itf(value)
             return {"command": r.command.name, "epoch": itf.bigint(r.epoch), "value": v}
         out = {}
         for f, x in zip(r._fields, r):
@@ -870,17 +871,17 @@ class KraftQuorumView(TraceView):
                               or (isinstance(r, FetchResponse)
                                   and f in ("entries", "diverging_epoch", "diverging_end_offset"))):
                 continue
-            out[f] = itf.to_itf(x, self._itf_record)
+            out[f] = self.to_itf(x, self._itf_record)
         return out
 
     def itf_variable(self, name: str, value: Any) -> Any:
-        conv = lambda v: itf.to_itf(v, self._itf_record)  # noqa: E731
+        conv = lambda v: self.to_itf(v, self._itf_record)  # noqa: E731
         if name in PER_SERVER:
             keys = range(1, len(value) + 1)
             if name == "flwr_end_offset":
-                return itf.fn_over(value, keys, lambda fm: {"#map": [
+                return self.fn_over(value, keys, lambda fm: {"#map": [
                     [itf.bigint(k), itf.bigint(o)] for k, o in fm]})
-            return itf.fn_over(value, keys, conv)
+            return self.fn_over(value, keys, conv)
         if name == "net_connectivity":
             return {"#set": [{"#tup": [itf.bigint(a), itf.bigint(b)]} for a, b in sorted(value)]}
         return conv(value)

@@ -97,4 +97,8 @@ MODEL = ModelDef(
     variants={name: CONSTANTS for name in VARIANTS},
     build=build,
     budget=fault_budget,
+    properties="invariants.zk:zk_properties",
+    temporal="invariants.zk.liveness:zk_temporal",
+    fairness="invariants.zk.liveness:zk_fairness",
+    view="model.zk.view:TRACE_VIEW",
 )

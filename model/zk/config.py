@@ -18,9 +18,6 @@ ACKS = ("all", "1")
 LEADER_AND_ISR_QUEUES = ("fifo", "newest")
 SHUTDOWN_STEPS = ("several", "one")
 ELECTION_HWS = ("kept", "leo")
-_STR_CHOICES = {"Election": ELECTIONS, "BrokerEpochs": BROKER_EPOCHS, "Acks": ACKS,
-                "LeaderAndIsrQueue": LEADER_AND_ISR_QUEUES,
-                "ControlledShutdownSteps": SHUTDOWN_STEPS, "ElectionHw": ELECTION_HWS}
 
 CONSTANTS = (
     Constant("BrokerCount", int, 2, "number of brokers, ids 0..BrokerCount-1 (0.8 replication design: broker-0, ...)"),
@@ -43,7 +40,8 @@ CONSTANTS = (
              "keeps serving; the controller moves its leadership to another live ISR member, removes "
              "it from the ISR, stops its follower (StopReplica) and answers; the broker retries while "
              "it still leads, then flushes, checkpoints the HW and stops; other steps (crashes too) "
-             "interleave; one: all of it in one step (the controller handles the broker as lost)"),
+             "interleave; one: all of it in one step (the controller handles the broker as lost)",
+             choices=SHUTDOWN_STEPS),
     Constant("FollowerStallLimit", int, 1,
              "ISR shrink by time (replica.lag.time.max.ms; Partition.getOutOfSyncReplicas, "
              "Replica.lastCaughtUpTimeMs): a leader drops a follower that has not caught up to its LEO "
@@ -63,7 +61,7 @@ CONSTANTS = (
              "checkpoint), forgets its followers' LEOs and raises the HW through "
              "maybeIncrementLeaderHW, to its LEO at once only when the ISR is the leader alone, "
              "otherwise as the ISR fetches; leo: the 0.8 replication design (\"the new leader "
-             "chooses its LEO as the new HW\"; detailed design V2 becomeLeader: r.hw = r.leo)"),
+             "chooses its LEO as the new HW\"; detailed design V2 becomeLeader: r.hw = r.leo)", choices=ELECTION_HWS),
     Constant("ConditionalIsrUpdate", bool, True,
              "the leader writes the ISR under a check of the znode version it last saw"),
     Constant("PromptElection", bool, False,
@@ -73,7 +71,8 @@ CONSTANTS = (
     Constant("Election", str, "registration",
              "registration: the replicas race to register as leader in ZooKeeper (the 0.8 replication design and "
              "detailed design V2); controller: the ZooKeeper-era controller elects from the ISR and removes a "
-             "failed broker from it when it learns of its session loss (v3.5 description 2.8)"),
+             "failed broker from it when it learns of its session loss (v3.5 description 2.8)",
+             choices=ELECTIONS),
     Constant("BrokerEpochs", str, "none",
              "Election controller: none: the 0.8 controller tells brokers apart by id only and "
              "misses a broker that went offline and came back before it looked (the ABA of v3.5 description "
@@ -81,7 +80,8 @@ CONSTANTS = (
              "handles a bounce it sees as a failure and a startup (ZooKeeper mode since Kafka 2.2), "
              "but a new controller knows only the current epochs; kraft: a broker registers through "
              "the controller, which handles the loss of its old incarnation first, and the "
-             "registration survives controller fail-overs (v3.5 description 1.2.2)"),
+             "registration survives controller fail-overs (v3.5 description 1.2.2)",
+             choices=BROKER_EPOCHS),
     Constant("RequestsSurviveStop", bool, True,
              "Election controller: a LeaderAndIsr request to a broker that stops stays queued at the "
              "controller until it handles the broker's loss (0.8 ControllerChannelManager: the send "
@@ -93,7 +93,7 @@ CONSTANTS = (
              "Election controller: fifo: the controller queues its requests per broker and the broker "
              "takes them in order (ControllerChannelManager: a queue and a send thread per broker; "
              "bounded by the controller's events, which the faults bound); newest: one request per "
-             "broker, a newer one replacing one not yet taken"),
+             "broker, a newer one replacing one not yet taken", choices=LEADER_AND_ISR_QUEUES),
     Constant("ControllerFailoverLimit", int, 0,
              "Election controller: how many times a new controller takes over (reads ZooKeeper "
              "afresh, elects for an offline partition, sends LeaderAndIsr to every live replica)"),
@@ -103,7 +103,7 @@ CONSTANTS = (
              "the leader acknowledges a write once the HW passes it) or 1 (the leader acknowledges a "
              "write as soon as it appends it to its own log: Kafka's acks=1, the design's asynchronous "
              "replication, which may lose acknowledged records on a leader change). The brokers do "
-             "the same either way: acks changes only when the producer hears back"),
+             "the same either way: acks changes only when the producer hears back", choices=ACKS),
     Constant("Consumer", bool, False,
              "a consumer reads the partition from a broker it believes leads, up to that broker's HW "
              "(consumer.py). An observer: its steps change only its own state (and the ghost that "
@@ -140,7 +140,7 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
     if variant not in VARIANTS:
         raise ModelConfigError(f"zk: unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
     where = f"zk/{variant}"
-    cfg = resolve_constants(where, CONSTANTS, constants, _STR_CHOICES, nonempty=("Values",))
+    cfg = resolve_constants(where, CONSTANTS, constants, nonempty=("Values",))
     n, rf = cfg["BrokerCount"], cfg["ReplicationFactor"]
     if not 1 <= n <= MAX_BROKERS:
         raise ModelConfigError(f"{where}: BrokerCount must be in 1..{MAX_BROKERS}, got {n}")

@@ -10,14 +10,15 @@ model's ids, model/zk/state.py). The model's fetch is one step
 is in flight in `fetch_response`), so the diagram draws the request and
 its answer; ZooKeeper writes and reads (elections, ISR changes,
 registrations) are arrows to and from lane 0. The engine's renderers
-(checker/) find this view through TRACE_VIEW and know nothing of zk.
+(checker/) find this view through the ModelDef's view (TRACE_VIEW) and know
+nothing of zk.
 """
 from __future__ import annotations
 
 import html
 from typing import Any
 
-from model.view import ACKED_LEGEND, LOG_CSS, Arrow, Explanation, TraceView, itf, promise_broke_at, render_scalar
+from model.view import ACKED_LEGEND, LOG_CSS, Arrow, Explanation, TraceView, promise_broke_at, render_scalar
 from model.zk.state import NO_EPOCH, NO_LEADER, Role
 
 # variables that are functions over the brokers (tuples indexed by broker id)
@@ -214,8 +215,8 @@ class ZkView(TraceView):
                                             "as its reference TLA+ does)"))
     kind_colors = KIND_COLORS
 
-    def __init__(self, model: Any):
-        super().__init__(model)
+    def __init__(self, model: Any, order_key=None):
+        super().__init__(model, order_key)
         n = int(getattr(model, "n", 0) or (getattr(model, "constants", {}) or {}).get("BrokerCount", 0))
         self.brokers = tuple(range(n))
         self.controller = bool(getattr(model, "controller", False))
@@ -338,8 +339,8 @@ class ZkView(TraceView):
 
     def itf_variable(self, name: str, value: Any) -> Any:
         if name in PER_BROKER:
-            return itf.fn_over(value, self.brokers)
-        return itf.to_itf(value)
+            return self.fn_over(value, self.brokers)
+        return self.to_itf(value)
 
     # ---- sequence diagram ------------------------------------------------------------
 

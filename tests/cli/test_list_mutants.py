@@ -7,6 +7,8 @@ import json
 from click.testing import CliRunner
 
 from checker.front.cli import cli
+from checker.search import registry
+from model.base import Mutant
 from model.kraft.mutants import MUTANTS as KRAFT
 from model.kraft_cluster.mutants import MUTANTS as CLUSTER
 from model.kraft_quorum.mutants import MUTANTS as QUORUM
@@ -16,19 +18,29 @@ def run(*args):
     return CliRunner().invoke(cli, list(args))
 
 
-def test_text_lists_every_mutant_once():
+def test_text_lists_every_mutant_once_and_each_variant_its_own():
     out = run("list").stdout
     assert "cannot build" not in out   # (a projection's name once shadowed the model's)
     assert out.count("  mutants (seeded bugs: the constant Mutants") == 3   # kraft, kraft_quorum, kraft_cluster
-    for name, (site, doc) in {**KRAFT, **QUORUM, **CLUSTER}.items():
-        assert out.count(f"    {name}: {doc} (the reference's guard: {site})") == 1, name
+    for name, entry in {**KRAFT, **QUORUM, **CLUSTER}.items():
+        m = Mutant(*entry)
+        only = f" [{', '.join(m.variants)} only]" if m.variants else ""
+        assert out.count(f"    {name}: {m.doc} (the reference's guard: {m.site}){only}\n") == 1, name
     assert "mutants" not in run("list", "twophase").stdout.lower()
+    kraft = run("list", "kraft").stdout
+    v3_5 = kraft[kraft.index("  variant v3_5\n"):kraft.index("  variant kip966_storage\n")]
+    listed = v3_5[v3_5.index("    mutants: "):].splitlines()[0].removeprefix("    mutants: ").split(", ")
+    assert listed == list(registry.mutants_of(registry.model_def("kraft"), "v3_5"))
+    assert "skip_elr_for_fenced_replica" not in listed and "skip_follower_hwm_check" in listed
 
 
 def test_json_lists_them_per_variant():
     models = {m["model"]: m for m in json.loads(run("list", "--json").stdout)["models"]}
-    for variant in models["kraft"]["variants"]:
-        assert [m["name"] for m in variant["mutants"]] == list(KRAFT)
-    for variant in models["kraft_quorum"]["variants"]:
-        assert [m["name"] for m in variant["mutants"]] == list(QUORUM)
+    for name, every in (("kraft", KRAFT), ("kraft_quorum", QUORUM)):
+        for variant in models[name]["variants"]:
+            want = [m for m, entry in every.items()
+                    if Mutant(*entry).variants is None or variant["variant"] in Mutant(*entry).variants]
+            assert [m["name"] for m in variant["mutants"]] == want
+    v3_5 = next(v for v in models["kraft"]["variants"] if v["variant"] == "v3_5")
+    assert len(v3_5["mutants"]) == len(KRAFT) - 3   # the three ELR mutants are kip966's
     assert all("mutants" not in v for v in models["zk"]["variants"])

@@ -22,6 +22,7 @@ Then the contract's own errors: each is one line naming what to add.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 import textwrap
@@ -32,10 +33,11 @@ import pytest
 
 from checker.search import registry
 from checker.search.codec import StateDecoder, pack_states
-from checker.search.contract import ModelContractError, check_definition, trace_view_class
+from checker.search.contract import ModelContractError, check_definition
 from checker.search.encoding import decode_state, encode_state, parts_to_bytes
 from checker.search.engine import CheckOptions, check
 from checker.search.parallel import check_auto
+from checker.search.reads import recording_class
 from model.base import Constant, ModelDef, Property
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,25 +95,6 @@ def test_the_contract_holds(name, variant):
     assert props and model.variables
 
 
-def _recording_class(cls, variables: tuple, log: set):
-    """A subclass of the state's class that records each variable read
-    (by name, by index, by unpacking)."""
-    ns = {}
-    for i, var in enumerate(variables):
-        ns[var] = property(lambda self, i=i, var=var: (log.add(var), tuple.__getitem__(self, i))[1])
-
-    def getitem(self, k):
-        log.update(variables[k] if isinstance(k, slice) else (variables[k],))
-        return tuple.__getitem__(self, k)
-
-    def iterate(self):
-        log.update(variables)
-        return tuple.__iter__(self)
-
-    ns.update(__getitem__=getitem, __iter__=iterate)
-    return type("Recording" + cls.__name__, (cls,), ns)
-
-
 def _configurations(name: str) -> list[tuple[str, dict, int]]:
     """(variant, constants, depth): each variant's defaults, then the
     model's quick specs under specs/ (their constants, at most LIMIT states)."""
@@ -143,7 +126,7 @@ def recorded_reads(name: str) -> tuple[dict, dict]:
         model, props = registry.build(name, variant, constants)
         variables = tuple(model.variables)
         first = next(iter(model.init_states()))
-        recording = _recording_class(type(first), variables, log)
+        recording = recording_class(type(first), variables, log)
 
         def recorder(p):
             def predicate(s):
@@ -157,7 +140,7 @@ def recorded_reads(name: str) -> tuple[dict, dict]:
                 return True   # every state, every property
             return Property(p.name, "always", predicate)
 
-        for p in props:
+        for p in registry.properties_for(model):   # (as declared: build widens a too-narrow one)
             declared[p.name] = p.reads
             for i, (part_reads, _) in enumerate(p.parts or ()):
                 declared[f"{p.name}#{i}"] = part_reads
@@ -287,23 +270,26 @@ class _S(NamedTuple):
     n: int
 
 
-def _register(model_factory, properties=None, name="contract-toy"):
-    from invariants import registry as property_registry
+class _Two(NamedTuple):
+    n: int
+    m: int
+
+
+def _register(model_factory, properties=None, name="contract-toy", **named):
     from model.registry import register
     register(ModelDef(name=name, doc="a throw-away model of the contract tests",
                       variants={"standard": (Constant("Bound", int, 3),)},
-                      build=lambda variant, c: model_factory(variant)))
-    property_registry.register(name, properties or (lambda m: [
-        Property("Small", "always", lambda s: s.n < 10, reads=("n",))]))
+                      build=lambda variant, c: model_factory(variant),
+                      properties=properties or (lambda m: [
+                          Property("Small", "always", lambda s: s.n < 10, reads=("n",))]),
+                      **named))
 
 
 @pytest.fixture
 def throwaway():
-    from invariants import registry as property_registry
     from model.registry import MODELS
     yield _register
     MODELS.pop("contract-toy", None)
-    property_registry.PROPERTIES.pop("contract-toy", None)
 
 
 def _contract_error(match: str):
@@ -364,6 +350,43 @@ def test_properties_must_read_known_variables(throwaway):
     _contract_error("property name 'P' is used twice")
 
 
+def test_a_too_narrow_reads_declaration_is_said_and_widened(throwaway, capsys):
+    """A property that reads a variable its `reads` leaves out would be
+    skipped where only that variable changed: kmc notices it when the model
+    is built (checker/search/reads.py), says so in one line and checks the
+    property on every state, so the run still finds the violation."""
+    from checker.search import reads
+
+    class Two(Counter):
+        variables = ("n", "m")
+
+        def init_states(self):
+            yield _Two(0, 0)
+
+        def successors(self, s):
+            from model.base import Action
+            if s.n < 3:
+                yield Action("Inc"), s._replace(n=s.n + 1)
+            if s.m < 3:
+                yield Action("IncM"), s._replace(m=s.m + 1)
+
+        def from_plain(self, values):
+            return _Two(*values)
+
+    Two.action_names = ("Inc", "IncM")
+    reads._said.clear()
+    throwaway(Two, lambda m: [Property("Sum", "always", lambda s: s.n + s.m < 5, reads=("n",)),
+                              Property("Fine", "always", lambda s: s.m < 9, reads=("m",))])
+    model, props = registry.build("contract-toy", None, {})
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("kmc: warning: model 'contract-toy': property Sum "
+                                                  "reads m beyond its declared reads"), err
+    assert [p.reads for p in props] == [None, ("m",)]
+    assert [v.property for v in check(model, props).violations] == ["Sum"]
+    registry.build("contract-toy", None, {})
+    assert capsys.readouterr().err == ""   # once per process
+
+
 def test_a_broken_model_definition_is_one_line_when_listed(throwaway):
     from model.registry import MODELS
     MODELS["contract-toy"] = ModelDef(name="contract-toy", doc="x",
@@ -389,18 +412,27 @@ def test_a_broken_model_is_one_error_line_on_the_command_line(throwaway, tmp_pat
 
 
 def _package(tmp_path, name: str, view: str | None) -> None:
-    """A model package whose model class is defined in its __init__.py."""
+    """A model package whose model class and ModelDef are in its __init__.py."""
     pkg = tmp_path / name
     pkg.mkdir()
     (pkg / "__init__.py").write_text(textwrap.dedent("""
+        from model.base import ModelDef, Property
+
         class Model:
             name = "contract-toy"
+
+        def build(variant, constants):
+            return Model()
+
+        MODEL = ModelDef(name="contract-toy", doc="a package", variants={"standard": ()},
+                         build=build, properties=lambda m: [])
     """))
     if view is not None:
         (pkg / "view.py").write_text(textwrap.dedent(view))
 
 
-def test_a_model_class_in_its_package_init_gets_its_own_view(tmp_path, monkeypatch):
+def test_a_model_class_in_its_package_init_gets_its_own_view(tmp_path, monkeypatch, throwaway):
+    """The view is the ModelDef's, wherever the model class is defined."""
     monkeypatch.syspath_prepend(str(tmp_path))
     _package(tmp_path, "kmc_contract_pkg_a", """
         from model.view import TraceView
@@ -410,22 +442,103 @@ def test_a_model_class_in_its_package_init_gets_its_own_view(tmp_path, monkeypat
     """)
     import kmc_contract_pkg_a
     try:
-        assert trace_view_class(kmc_contract_pkg_a.Model()).__name__ == "ToyView"
+        from model.registry import MODELS
+        MODELS["contract-toy"] = kmc_contract_pkg_a.MODEL
+        with pytest.raises(ModelContractError, match="kmc_contract_pkg_a.view exists but its ModelDef "
+                                                     "names no view"):
+            registry.models()
+        MODELS["contract-toy"] = dataclasses.replace(kmc_contract_pkg_a.MODEL,
+                                                     view="kmc_contract_pkg_a.view:TRACE_VIEW")
+        registry.models()
+        assert registry.view_class(kmc_contract_pkg_a.Model()).__name__ == "ToyView"
     finally:
         sys.modules.pop("kmc_contract_pkg_a", None)
         sys.modules.pop("kmc_contract_pkg_a.view", None)
 
 
-def test_a_view_module_without_trace_view_is_refused(tmp_path, monkeypatch, throwaway):
+def test_a_view_that_is_no_trace_view_is_refused(tmp_path, monkeypatch, throwaway):
     monkeypatch.syspath_prepend(str(tmp_path))
     _package(tmp_path, "kmc_contract_pkg_b", "X = 1\n")
-    __import__("kmc_contract_pkg_b")   # (a model's module is imported when its class is used)
     try:
-        class Packaged(Counter):
-            pass
-        Packaged.__module__ = "kmc_contract_pkg_b"
-        throwaway(Packaged)
-        _contract_error("kmc_contract_pkg_b.view must name its model.view.TraceView subclass TRACE_VIEW")
+        throwaway(Counter, view="kmc_contract_pkg_b.view:X")
+        _contract_error("its ModelDef's view 'kmc_contract_pkg_b.view:X' must be a model.view.TraceView subclass")
+        throwaway(Counter, view="kmc_contract_pkg_b.view:TRACE_VIEW")
+        with pytest.raises(ModelContractError, match="names no attribute of kmc_contract_pkg_b.view"):
+            registry.build("contract-toy", None, {})
+        throwaway(Counter, view="kmc_contract_pkg_nowhere.view:TRACE_VIEW")
+        with pytest.raises(ModelContractError, match="does not import"):
+            registry.build("contract-toy", None, {})
     finally:
         sys.modules.pop("kmc_contract_pkg_b", None)
         sys.modules.pop("kmc_contract_pkg_b.view", None)
+
+
+def test_what_a_model_definition_names_is_looked_up_once(throwaway):
+    """Properties, temporal properties, fairness, view, facts and mutants:
+    each from the ModelDef (here as objects), through checker.search.registry."""
+    from model.base import Mutant
+    from model.view import TraceView
+
+    class ToyView(TraceView):
+        pass
+
+    def facts(model, state):
+        return {"count": state.n}
+
+    throwaway(Counter, view=ToyView, facts=facts, fairness=lambda m: ["WF:Inc"],
+              mutants={"a": ("site a", "does a"), "b": Mutant("site b", "does b", ("other",))})
+    model, props = registry.build("contract-toy", None, {})
+    assert [p.name for p in props] == ["Small"] == [p.name for p in registry.properties_for(model)]
+    assert registry.view_class(model) is ToyView
+    assert registry.facts_function(model) is facts
+    assert registry.reference_fairness_for(model) == ["WF:Inc"]
+    assert registry.temporal_properties_for(model) == []
+    defn = registry.model_def("contract-toy")
+    assert list(registry.mutants_of(defn)) == ["a", "b"]
+    assert list(registry.mutants_of(defn, "standard")) == ["a"]
+    throwaway(Counter, fairness=lambda m: ["WF:Nope"])
+    _contract_error("reference fairness entry 'WF:Nope'")
+
+
+def test_a_model_without_properties_is_refused_when_listed(throwaway):
+    from model.registry import MODELS
+    MODELS["contract-toy"] = ModelDef(name="contract-toy", doc="x", variants={"standard": ()},
+                                      build=lambda v, c: Counter(v))
+    with pytest.raises(ModelContractError, match="names no properties"):
+        registry.models()
+
+
+def test_constants_choices_and_bounds_are_the_registry_s(throwaway):
+    """A model that checks nothing of its constants itself (no
+    model.constants.resolve_constants) still gets only the values its
+    Constants allow: the registry checks choices and bounds for every model."""
+    from model.registry import MODELS
+    from checker.search.errors import SpecError
+    MODELS["contract-toy"] = ModelDef(
+        name="contract-toy", doc="x", build=lambda v, c: Counter(v),
+        properties=lambda m: [Property("Small", "always", lambda s: s.n < 10, reads=("n",))],
+        variants={"standard": (Constant("AckPolicy", str, "all", choices=("all", "leader")),
+                               Constant("Bound", int, 3, minimum=1, maximum=5),
+                               Constant("Names", (list, str), ["a"], choices=("a", "b")))})
+    registry.build("contract-toy", None, {"AckPolicy": "leader", "Bound": 5, "Names": ["b", "a"]})
+    for constants, match in [({"AckPolicy": "dsik"}, "constant AckPolicy must be one of 'all', 'leader', got 'dsik'"),
+                             ({"Bound": 0}, "constant Bound must be at least 1, got 0"),
+                             ({"Bound": 6}, "constant Bound must be at most 5, got 6"),
+                             ({"Names": ["a", "c"]}, "constant Names must be a list of one of 'a', 'b', got 'c'")]:
+        with pytest.raises(SpecError, match=match) as e:
+            registry.build("contract-toy", None, constants)
+        assert e.value.exit_code == 2
+    MODELS["contract-toy"] = dataclasses.replace(MODELS["contract-toy"], variants={"standard": (
+        Constant("AckPolicy", str, "none", choices=("all", "leader")),)})
+    with pytest.raises(ModelContractError, match="default 'none' is not one of its choices"):
+        registry.models()
+
+
+def test_a_mutant_of_other_variants_is_refused():
+    """kraft's ELR mutants guard code only the KIP-966 variants have: on
+    v3_5 such a mutant would change nothing, a spec naming it is refused."""
+    from checker.search.errors import SpecError
+    registry.build("kraft", "kip966", {"Mutants": ["skip_elr_for_fenced_replica"]})
+    with pytest.raises(SpecError, match="mutant 'skip_elr_for_fenced_replica' does not apply to "
+                                        "variant 'v3_5' of model 'kraft'"):
+        registry.build("kraft", "v3_5", {"Mutants": ["skip_elr_for_fenced_replica"]})

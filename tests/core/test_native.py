@@ -124,6 +124,79 @@ def test_successor_matches_the_python_path():
 
 
 @needs_native
+def test_successor_masks_every_variable_past_64():
+    """A state of more than 64 variables: the mask has a bit for each
+    (model/examples/wide.py; a 64-bit mask used to stand for them all and a
+    property reading only variable 64 was never checked)."""
+    from model.examples.wide import Flags
+    fp = fingerprint_function(64)
+    parent = Flags(*(0,) * 65)
+    pparts = [_py_encode(v) for v in parent]
+    encs = encoding.VariableEncoders(65)
+    for changed_at in ((64,), (0, 64), (3, 63), (63,), (0,)):
+        succ = parent._replace(**{f"v{i:02d}": 1 for i in changed_at})
+        got = native._native.successor(parent, pparts, succ, None, fp, set())
+        want = _python_successor(encs, parent, pparts, succ, b"".join, fp, set())
+        assert got[2] == want[2] == sum(1 << i for i in changed_at)
+        assert got[0] == want[0] and got[1] == want[1]
+
+
+def test_a_property_past_variable_64_is_checked_on_both_paths():
+    """LastUnset reads only v64 of the wide toy: violated at depth 65 by the
+    compiled path as by KMC_NATIVE=0."""
+    script = ("from checker.search import registry\n"
+              "from checker.search.engine import check\n"
+              "m, props = registry.build('wide', None, {})\n"
+              "r = check(m, props)\n"
+              "print([(v.property, v.depth) for v in r.violations], r.distinct)\n")
+    for pure in ("0", "1"):
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             cwd=ROOT, env=dict(os.environ, KMC_NATIVE=pure), timeout=120)
+        assert out.stdout.split() == ["[('LastUnset',", "65)]", "66"], (pure, out.stderr)
+
+
+_BAD_ARGUMENTS = """
+from checker.search import _native
+from checker.search.encoding import fingerprint_function
+fp = fingerprint_function(64)
+parent, succ = (1, 2), (1, 3)
+for args in [
+    (parent, [b"a", b"b"], succ, [0, 1], fp, set()),        # select a list
+    (parent, [b"a", b"b"], succ, (0, "x"), fp, set()),      # an index not an int
+    (parent, [b"a", b"b"], succ, (0, 5), fp, set()),        # an index out of range
+    (parent, [1, 2], succ, None, fp, set()),                # parts not bytes
+    (parent, (None, b"b"), succ, None, fp, set()),
+    (parent, [b"a"], succ, None, fp, set()),                # parts of another length
+    (parent, [b"a", b"b"], succ, None, 3, set()),           # fingerprint not a function
+    (parent, [b"a", b"b"], [1, 3], None, fp, set()),        # a state not a tuple
+]:
+    try:
+        _native.successor(*args)
+    except (TypeError, ValueError, IndexError) as e:
+        print(type(e).__name__)
+    else:
+        print("accepted")
+for capacity in (2**62, 2**63 - 1, -1):
+    try:
+        _native.FingerprintSet(capacity)
+    except (ValueError, OverflowError, MemoryError) as e:
+        print(type(e).__name__)
+"""
+
+
+@needs_native
+def test_compiled_functions_check_their_arguments():
+    """Wrong arguments raise (in a child process: a crash must not take the
+    test run with it); a huge FingerprintSet capacity is refused at once."""
+    out = subprocess.run([sys.executable, "-c", _BAD_ARGUMENTS], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["TypeError", "TypeError", "IndexError", "TypeError", "TypeError",
+                                  "ValueError", "TypeError", "TypeError",
+                                  "OverflowError", "OverflowError", "ValueError"]
+
+
+@needs_native
 def test_batch_columns_match_the_python_path():
     """codec.pack_states' columns (the spark engine's shuffled batches and
     level rows): the same bytes compiled and in Python, for batches of real

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from checker.front.spec import load_spec
+from checker.search import registry
 from checker.search.engine import CheckOptions, check
 from model.base import ModelConfigError
 from model.kraft.mutants import MUTANTS as KRAFT_MUTANTS
@@ -25,7 +26,6 @@ MUTANT_SPECS = sorted((ROOT / "specs" / "mutants").glob("*.toml"))
 # the kraft model's seeded bugs (the tests below that know kraft's constants
 # and docs/findings.md's lists); another model's specs here are checked by the generic ones
 KRAFT_SPECS = [p for p in MUTANT_SPECS if load_spec(p).model == "kraft"]
-SLOW_SECONDS = 60  # specs measured slower than this (on 2 cores) carry the slow mark
 
 
 def _params():
@@ -64,16 +64,9 @@ def run(path: Path, overrides: dict | None = None):
 
 
 def _seeded_bugs(model_name: str) -> tuple:
-    """A model's seeded bugs: the MUTANTS of its package's `mutants` module
-    (model/kraft/mutants.py), () for a model without one."""
-    import importlib
-    import sys
-    module = MODELS[model_name].build.__module__
-    package = module if hasattr(sys.modules[module], "__path__") else module.rpartition(".")[0]
-    try:
-        return tuple(importlib.import_module(f"{package}.mutants").MUTANTS)
-    except ModuleNotFoundError:
-        return ()
+    """A model's seeded bugs: the mutants its ModelDef names
+    (model/kraft/mutants.py), () for a model without any."""
+    return tuple(registry.mutants_of(MODELS[model_name]))
 
 
 def test_every_mutant_has_a_spec():

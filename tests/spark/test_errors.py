@@ -57,7 +57,6 @@ def test_missing_java(tmp_path, env, unset, wording):
 def test_executors_that_cannot_build_the_model(spark, tmp_path):
     """A model registered in the driver process only: the executors do not
     know it (they import kmc from the shipped code)."""
-    from invariants import examples, registry as property_registry
     from model.base import Constant, ModelDef
     from model.examples import diehard
     from model.registry import MODELS, register
@@ -70,8 +69,7 @@ def test_executors_that_cannot_build_the_model(spark, tmp_path):
     register(ModelDef(name="driver-only-jugs", doc="only in this process",
                       variants={"standard": (Constant("BigCapacity", int, 5), Constant("SmallCapacity", int, 3),
                                              Constant("Goal", int, 4))},
-                      build=build))
-    property_registry.register("driver-only-jugs", examples.diehard_properties)
+                      build=build, properties="invariants.examples:diehard_properties"))
     try:
         with pytest.raises(ExecutorSetupError, match="cannot build model 'driver-only-jugs'.*unknown model") as e:
             check_spark({"model": "driver-only-jugs"}, CheckOptions(), master=LOCAL_MASTER,
@@ -79,7 +77,6 @@ def test_executors_that_cannot_build_the_model(spark, tmp_path):
         assert e.value.exit_code == 2 and "\n" not in e.value.one_line()
     finally:
         MODELS.pop("driver-only-jugs", None)
-        property_registry.PROPERTIES.pop("driver-only-jugs", None)
 
 
 class _Listener:

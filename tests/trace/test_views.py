@@ -227,3 +227,27 @@ def test_a_page_says_only_what_its_model_s_view_says(lrs):
     page = trace_page(view_for(toy), v.property, v.trace)
     for word in ("Leader", "producer", "OFFLINE", "fenced", "broker"):
         assert word not in page, word
+
+
+def test_a_run_whose_model_cannot_be_rebuilt_says_so(capsys):
+    """The traces of a run whose model cannot be rebuilt from its summary get
+    the generic view, and the console says why in one line."""
+    from checker.output.results import _model_of
+    assert _model_of({"config": {"model": "no-such-model"}}) is None
+    err = capsys.readouterr().err
+    assert err.startswith("kmc: warning: the traces are written with the generic view: the model "
+                          "cannot be rebuilt") and err.count("\n") == 1 and "no-such-model" in err
+
+
+def test_a_view_gets_the_engine_s_set_order_passed(lrs):
+    """view_for passes the canonical order (checker.search.encoding.encode)
+    to the view it makes; nothing is installed in model.view."""
+    from checker.search.encoding import encode
+    from model import view as model_view
+    model, _ = lrs
+    assert view_for(model).order_key is encode
+    assert not hasattr(model_view, "use_order_key")
+    assert kraft_view.KraftView(model).order_key is model_view.plain_key
+    numbers = frozenset({2, 10, 300})
+    assert view_for(model).render(numbers) == "{" + ", ".join(
+        map(str, sorted(numbers, key=encode))) + "}"

@@ -14,7 +14,7 @@ from model.base import Action
 from model.zk.model import ZkModel
 from model.zk.state import Role
 
-from invariants.registry import properties_for
+from checker.search.registry import properties_for
 
 
 def props(m):

@@ -7,7 +7,7 @@ import pytest
 
 from checker.search import registry
 from checker.search.engine import CheckOptions, check
-from invariants.registry import properties_for
+from checker.search.registry import properties_for
 from model.base import ModelConfigError
 from model.zk.model import ZkModel
 from model.zk.state import Record

@@ -1,7 +1,7 @@
 """The zk model's temporal properties and fairness (invariants/zk/liveness.py)."""
 from __future__ import annotations
 
-from invariants.registry import reference_fairness_for, temporal_properties_for
+from checker.search.registry import reference_fairness_for, temporal_properties_for
 from invariants.zk import liveness
 from model.zk.model import ZkModel
 from zk_steps import run

@@ -8,7 +8,7 @@ import pytest
 
 from checker.search import registry
 from checker.search.engine import CheckOptions, check
-from invariants.registry import properties_for
+from checker.search.registry import properties_for
 from model.base import ALWAYS, SOMETIMES, Property
 from model.zk import ghost
 from model.zk.model import ZkModel

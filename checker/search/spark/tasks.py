@@ -672,12 +672,19 @@ def pack_records(records: list, bits: int, keep_parts: bool = True) -> tuple:
     expansion; sibling successors' equal parts are stored once
     (codec.pack_states). Without keep_parts the parts and masks are left out
     (None: the states are never rebuilt)."""
+    from checker.search.engine import EVERY_VARIABLE
     return (codec.pack_fps([r[0] for r in records], bits),
             codec.pack([r[1] for r in records]),
             codec.pack_fps([r[2] for r in records], bits),
             codec.pack([r[3] for r in records]),
             codec.pack_states([r[4] for r in records]) if keep_parts else None,
-            codec.pack([r[5] for r in records]) if keep_parts else None)
+            codec.pack([r[5] if r[5] < _WIDE else EVERY_VARIABLE for r in records])
+            if keep_parts else None)
+
+
+# msgpack's ints have 64 bits: the mask of a state of more variables travels
+# as EVERY_VARIABLE (the state is then checked against every property)
+_WIDE = 1 << 64
 
 
 def unpack_records(batches: list, picks: list, bits: int) -> list:
