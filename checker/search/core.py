@@ -233,6 +233,9 @@ class Search:
             self._attach(e)
             raise
         finally:
+            close = getattr(self.expander, "close", None)
+            if close is not None:   # (the auto engine's workers)
+                close()
             # (a frontier's file may be the newest checkpoint's: a stopped run
             # keeps it; finish() closes the frontiers of a run that ended)
             self.spill.close()
