@@ -1,45 +1,73 @@
 """The `auto` engine: the local engine while the state space is small, every
 core of the machine once a level is big enough to pay.
 
-A run is the search core's (checker.search.core.Search: one process,
-nothing started on the side) with this module's Expander, `AutoExpander`:
-it expands levels as the local engine does until a level -- a level
-boundary, where nothing is half done -- whose frontier holds at least
-`threshold` states (when the machine has more than one core and the level
-is not the depth bound); from there on, `PoolExpander` expands each level
-in the same process that ran the local levels:
+A run is the search core's (checker.search.core.Search) with this module's
+Expander, `AutoExpander`: it expands levels as the local engine does until
+a level boundary whose frontier holds at least `threshold` states (when the
+machine has more than one core and one sat idle during the level before);
+from there on the pool expands every level.
 
-- the parent forks one worker per core; the workers inherit everything (the
-  model, the seen set, the frontier) without a copy; worker w expands the
-  frontier's chunks w, w + n, w + 2n, ... with checker.search.expand.expand_chunk
-  (the local engine's own expansion and property checks) against its copy
-  of the seen set, to which it adds what it finds, and sends each chunk's
-  result down a pipe: the new successors' parts (no state objects),
-  fingerprints, parents and actions, the violations, witnesses, deadlocks and
-  per-action counts;
-- the parent takes the chunks' results in chunk order -- the local engine's
-  BFS order -- keeps the successors that are new to the real seen set at
-  that point, and records them with Search.absorb, the core's own
-  bookkeeping (counts, level logs, violations, witnesses, stopping);
-- the next level's workers rebuild the states of their chunks from the
-  parts (checker.search.codec.StateDecoder), as the local engine does for a
-  frontier it spilled to disk.
+The pool (`SharedPool`): workers forked once, at the hand-over, that live
+to the end of the run, and one seen set in memory they all share
+(checker/search/_claims.h: ClaimTable, open addressing with atomic inserts).
+Every per-state step runs in the workers; the coordinator (the run's
+process) works per unit of states and per level only. A level goes in three
+steps:
 
-Why identical answers: a worker's seen set, at any point, holds the level's
-start and part of what the levels' earlier chunks found, so what it calls
-new is a superset of what is new in BFS order, in the same order; the parent
-drops the rest. A property violated, or witnessed, at a state a worker
-wrongly thinks new was violated (witnessed) at that state's earlier
-discovery in the same level, where the parent stops (records it) first; so
-stopping at the first violation in the middle of a chunk, the generated
-counts up to it, deadlocks and evaluation errors come out as the local
-engine's. Counterexamples come from the parent's level logs as usual.
+1. expand: the level is cut into units (at most 2,048 states, fewer for a
+   narrow level so that each worker gets several; a unit never crosses one
+   of the local engine's chunks), handed out in order to whichever worker is
+   free. A worker rebuilds its unit's states from the previous level's
+   records, expands them with checker.search.expand.expand_chunk -- the
+   local engine's expansion and checks -- against the shared table: each
+   successor carries a key, (its parent's index in the level, its ordinal
+   among the parent's successors), which orders the successors as the local
+   engine meets them; an insert keeps a fingerprint's smallest key. A
+   successor is new to the worker (encoded, checked, kept) when the table
+   holds no smaller key for it: an earlier level's state has key 0. The
+   worker keeps what it claimed, packed by column, and reports the unit's
+   generated counts and its first stop (a violation when the search stops at
+   one, a deadlock, an evaluation error) with its key.
+2. filter: once every unit is expanded, each worker keeps the successors
+   whose key is still their fingerprint's smallest (one C call per unit,
+   which also marks them an earlier level's for the next one), up to the
+   first stop in key order, and reports per unit how many, their actions'
+   counts, the first violation of each property, the witnesses and the
+   actions it had not reported before.
+3. write: the coordinator sums the units in order (the local engine's
+   absorb: counters, action ids in order of first use, violations, then
+   deadlocks, a local chunk at a time), gives each unit its place in the next
+   level, and the workers write their states' level log entries at those
+   places (pwrite) and the next level's records (checker/search/frontier.py's
+   format) to their own files.
 
-Nothing else is written to disk than what the local engine writes: when
-the run keeps its finished levels (by default from a level of 50,000
-states, or --checkpoint), each parallel level is saved as the local engine
-saves one, so either engine resumes it. ^C stops the workers; a worker
-that dies is one `kmc: error:` line (exit 3), never a hang.
+Why the answers are the local engine's: the local engine keeps, for each
+new state, its first discovery in BFS order (parents in level order, each
+parent's successors in the model's order); a key is that order, and the
+table ends each level holding every new state's smallest key, whatever
+order the workers got there in. So the kept states, their parents and
+actions (the level logs: counterexamples), the next level's order, the
+distinct counts per level and per action equal the local engine's. A
+property checked on a successor depends only on the state (the variables a
+step did not change kept their checked values), so the first violation in
+key order is the local engine's; generated counts are summed over the units
+before it, and its own unit's up to it, as expand_chunk stops there; an
+evaluation error drops its local chunk, as the local engine raises before
+absorbing it. A worker that claimed a state another worker finds earlier
+only did work twice; nothing it reports for that state counts.
+
+The table is sized per level (and doubled between units when it is 70%
+full, no worker running); the run's levels and checkpoints are the local
+engine's files (each worker's records are a level's frontier file, which the
+local engine reads in its own chunks), so either engine resumes the other's.
+^C and SIGTERM stop the coordinator, which stops the workers; a worker that
+dies is one `kmc: error:` line (exit 3), never a hang; a coordinator killed
+outright ends its workers (their pipes close).
+
+The graph-recording search of liveness checks (its own absorb), 128-bit
+fingerprints and the pure-Python hot path take `PoolExpander`, the pool of
+earlier releases: forked workers per level, each with its own copy of the
+seen set, their results absorbed by the coordinator in chunk order.
 """
 from __future__ import annotations
 
@@ -870,7 +898,7 @@ class SharedPool:
                     grow = True
                     continue
                 if msg[0] == "error":
-                    event = (msg[2], "error", msg[3:])
+                    event = (msg[2], "error", msg[3])
                 else:
                     _, _, names[u], event, first_deadlock = msg
                     if first_deadlock is not None:
