@@ -65,8 +65,8 @@ def _report():
     print("SCALING-CPU " + json.dumps({"self": s.ru_utime + s.ru_stime, "children": c.ru_utime + c.ru_stime}),
           file=sys.stderr, flush=True)
 atexit.register(_report)
-sys.path.insert(0, {root!r})
-sys.argv = ["kmc"] + {args!r}
+sys.path.insert(0, @ROOT@)
+sys.argv = ["kmc"] + @ARGS@
 from checker.front.cli import main
 main()
 """
@@ -121,7 +121,7 @@ def run_kmc(name: str, workers: int, cores: list[int], folder: Path) -> dict:
     pinned = cores[:workers]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(folder)}
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, "-c", DRIVER.format(root=str(ROOT), args=args)], capture_output=True,
+    p = subprocess.run([sys.executable, "-c", DRIVER.replace("@ROOT@", repr(str(ROOT))).replace("@ARGS@", repr(args))], capture_output=True,
                        text=True, cwd=ROOT, env=env, preexec_fn=lambda: os.sched_setaffinity(0, pinned))
     wall = time.perf_counter() - t
     if p.returncode not in (0, 1):

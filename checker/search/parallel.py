@@ -648,10 +648,12 @@ class _SharedLevel:
     length, states) of frontier records, in BFS order; count-only when not
     kept (the depth bound's)."""
 
-    def __init__(self, fragments: list, n: int, keep: bool = True):
+    def __init__(self, fragments: list, n: int, keep: bool = True, holders: dict | None = None):
         self.fragments = fragments
         self.n = n
         self.keep = keep
+        # (path, offset) -> the worker that holds the fragment's states as objects
+        self.holders = holders or {}
 
     def __len__(self) -> int:
         return self.n
@@ -770,6 +772,7 @@ class SharedPool:
         self.procs: list = []
         self.conns: list = []
         self.ratio = 3.0   # the next level's states per frontier state, at most (grown as seen)
+        self.growth = 1.0  # the last level's states per state of the level before
 
     # -- the workers --
 
@@ -840,10 +843,10 @@ class SharedPool:
 
     def _grow(self) -> None:
         used, cap = self.table.load()
+        cap *= 2
         while cap * GROW_AT < used:
             cap *= 2
-        if cap > self.table.load()[1]:
-            self.table.grow(cap)
+        self.table.grow(cap)
 
     # -- a level --
 
@@ -862,8 +865,16 @@ class SharedPool:
             self.table.grow(want)
         units = _units(frontier, _unit_size(n_in, self.workers))
         pending_names = tuple(p.name for p in search.ctx.sometimes)
-        import heapq
-        todo = list(range(len(units)))          # a heap: units not handed out, in order
+        # a level the local engine keeps in memory stays objects in the workers that found its states
+        spill = search.options.spill_states
+        small = spill is None or self.growth * n_in <= spill
+        from collections import deque
+        # per worker, the units whose states it holds (as objects), in order; the others' apart
+        queues: dict = {w: deque() for w in range(self.workers)}
+        shared: deque = deque()
+        for u, (_, _, pieces) in enumerate(units):
+            holder = frontier.holders.get(pieces[0][0][:2])
+            (queues[holder] if holder is not None else shared).append(u)
         busy: dict = {w: [] for w in range(self.workers)}
         names: dict = {}                        # unit -> Counter of the generated actions' names
         deadlocks: dict = {}                    # unit -> (key, fp) of its first deadlock
@@ -871,20 +882,30 @@ class SharedPool:
         grow = False
         done = 0
         by_conn = {c: w for w, c in enumerate(self.conns)}
-        while todo or any(busy.values()):
+        def take(w: int):
+            """The next unit for worker w: its own, else one nobody holds, else
+            the last of the longest other queue (its states then rebuilt)."""
+            for q in (queues[w], shared):
+                if q:
+                    return q.popleft()
+            other = max(queues.values(), key=len)
+            return other.pop() if other else None
+
+        while any(queues.values()) or shared or any(busy.values()):
             if grow and not any(busy.values()):
                 self._grow()
                 grow = False
-            while todo and not grow:
-                if stop is not None and (units[todo[0]][0] << 24) + 1 > stop[0]:
-                    todo = []     # past the stop: never needed
-                    break
+            while not grow:
                 w = min(busy, key=lambda k: len(busy[k]))
                 if len(busy[w]) >= 2:
                     break
-                u = heapq.heappop(todo)
+                u = take(w)
+                if u is None:
+                    break
                 start, count, pieces = units[u]
-                self.conns[w].send(("expand", level, u, start, pieces, pending_names))
+                if stop is not None and (start << 24) + 1 > stop[0]:
+                    continue     # past the stop: never needed
+                self.conns[w].send(("expand", level, u, start, pieces, pending_names, small))
                 busy[w].append(u)
             if not any(busy.values()):
                 continue
@@ -894,7 +915,7 @@ class SharedPool:
                 u = msg[1]
                 busy[w].remove(u)
                 if msg[0] == "full":      # the table filled during the unit: grow, do it again
-                    heapq.heappush(todo, u)
+                    queues[w].appendleft(u)
                     grow = True
                     continue
                 if msg[0] == "error":
@@ -939,19 +960,21 @@ class SharedPool:
         ids = search.action_ids
         written = self._all(level, [("write", offsets, {a: ids[a] for row in r[1] for a in row[3] if a in ids},
                                      files, outs[w]) for w, r in enumerate(reports)])
-        fragments = sorted((f for r in written for f in r[1]), key=lambda f: f[0])
+        fragments = sorted((f + (w,) for w, r in enumerate(written) for f in r[1]), key=lambda f: f[0])
         log.files = files
         log.spilled = total
         search.seen.n += total
         if n_in:
             self.ratio = max(self.ratio, 1.5 * total / n_in)
+            self.growth = total / n_in
         if stop is not None and stop[1] == "error":
             detail = stop[2]
             err = EngineEvaluationError(detail[0], action=detail[3], level=level)
             err.parent_fp, err.detail, err.successor = detail[1], detail[2], detail[4]
             raise err
         search.limits.memory_now(level, len(search.seen))
-        return _SharedLevel([f[1:] for f in fragments], total, keep)
+        return _SharedLevel([f[1:5] for f in fragments], total, keep,
+                            {(f[1], f[2]): f[6] for f in fragments if f[5]})
 
     def _account(self, search: Search, level: int, units: list, limit: int, stop, names: dict,
                  deadlocks: dict, owned: dict) -> None:
@@ -1021,7 +1044,15 @@ def _pool_worker(search: Search, table, w: int, conn, others: list) -> None:
         c.close()
     code = 0
     try:
-        _PoolWorker(search, table).serve(conn)
+        if os.environ.get("KMC_PROFILE_WORKER"):
+            import cProfile
+            prof = cProfile.Profile()
+            try:
+                prof.runcall(_PoolWorker(search, table).serve, conn)
+            finally:
+                prof.dump_stats(f"{os.environ['KMC_PROFILE_WORKER']}-{w}")
+        else:
+            _PoolWorker(search, table).serve(conn)
     except (EOFError, OSError):
         code = 0    # the coordinator is gone
     except BaseException as e:  # noqa: BLE001 - a bug of the model: one line in the coordinator
@@ -1049,8 +1080,12 @@ class _PoolWorker:
         self.table = table
         self.claims = _native.Claims(table)
         self.full = _native.ClaimTableFull
-        self.decoder = search.new_decoder()
+        # (the default caches, not the local engine's smaller ones: a worker
+        # rebuilds every state it expands, and a miss costs a rebuilt value)
+        from checker.search.codec import StateDecoder
+        self.decoder = StateDecoder(search.model)
         self.units: dict = {}
+        self.held: dict = {}          # (path, offset) of a record -> its entries, as objects
         self.reported: set = set()    # actions this worker told the coordinator about
         self.fds: dict = {}
 
@@ -1079,6 +1114,10 @@ class _PoolWorker:
         from checker.search.frontier import _HEAD
         out = []
         for (path, offset, length, count), lo, hi in pieces:
+            held = self.held.get((path, offset))
+            if held is not None:
+                out += held[lo:hi]
+                continue
             data = self._read(path, offset, length)
             ns, nf = _HEAD.unpack_from(data)
             states = data[_HEAD.size:_HEAD.size + ns]
@@ -1087,7 +1126,7 @@ class _PoolWorker:
             out += [(s, p, fp) for (s, p), fp in zip(self.decoder.decode_batch(states, picks), fps[lo:hi])]
         return out
 
-    def expand(self, level: int, u: int, start: int, pieces, pending: tuple):
+    def expand(self, level: int, u: int, start: int, pieces, pending: tuple, small: bool):
         from array import array
         from checker.search.codec import pack_states
         ctx, claims = self.ctx, self.claims
@@ -1113,7 +1152,8 @@ class _PoolWorker:
         keys = claims.take_keys()
         new = res.new
         unit = _Unit()
-        unit.states = pack_states([e[1] for e in new])
+        # (a small level's states stay objects: kept by the worker that keeps them, no rebuilding)
+        unit.states = new if small else pack_states([e[1] for e in new])
         unit.fps = array("Q", [e[2] for e in new])
         unit.pfps = array("Q", [e[3] for e in new])
         unit.keys = keys
@@ -1180,6 +1220,7 @@ class _PoolWorker:
         fds = {name: os.open(path, os.O_WRONLY) for name, path in files.items()}
         out = open(out_path, "ab") if out_path is not None else None
         fragments = []
+        held: dict = {}
         try:
             for u in sorted(self.units):
                 unit = self.units[u]
@@ -1193,17 +1234,25 @@ class _PoolWorker:
                 acts = unit.actions
                 os.pwrite(fds["actions"], array("I", [known[acts[i]] for i in picks]).tobytes(), at * 4)
                 if out is not None:
-                    states = unit.states if len(picks) == len(acts) else pack_states(
-                        unpack_states(unit.states, picks))
+                    kept = None
+                    if type(unit.states) is list:   # objects
+                        kept = [unit.states[i][:3] for i in picks]
+                        states = pack_states([e[1] for e in kept])
+                    else:
+                        states = unit.states if len(picks) == len(acts) else pack_states(
+                            unpack_states(unit.states, picks))
                     offset = out.tell()
                     write_record(out.write, states, pack_fps(fps, 64))
-                    fragments.append((at, out_path, offset, out.tell() - offset, len(picks)))
+                    fragments.append((at, out_path, offset, out.tell() - offset, len(picks), kept is not None))
+                    if kept is not None:
+                        held[(out_path, offset)] = kept
         finally:
             for fd in fds.values():
                 os.close(fd)
             if out is not None:
                 out.close()
         self.units = {}
+        self.held = held
         for fd in self.fds.values():   # (the level read is done: its files may go)
             os.close(fd)
         self.fds = {}
