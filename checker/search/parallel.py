@@ -86,11 +86,11 @@ from checker.search.errors import EXIT_EVALUATION, EngineEvaluationError, KmcErr
 from checker.search.proc import cpu_idle, pss
 from model.base import Model, Property
 
-# Frontier size from which the remaining levels go parallel: a level costs
-# the parallel part a fork per worker and per chunk a pipe hand-over, and the
-# parent's bookkeeping; a few thousand states already pay (bench/auto_vs_local.py),
-# and below this the whole check takes a few seconds at most.
-THRESHOLD = 10_000
+# Frontier size from which the remaining levels go parallel: the workers are
+# forked once and a level costs the coordinator a few messages per unit and
+# per level, so a level of a thousand states already pays (bench/scaling.py);
+# below it the whole check takes a few seconds at most (and stays one process).
+THRESHOLD = 1_000
 # ... and when at least this much of a core sat idle during the level before
 IDLE_CORES = 0.5
 
@@ -1044,15 +1044,7 @@ def _pool_worker(search: Search, table, w: int, conn, others: list) -> None:
         c.close()
     code = 0
     try:
-        if os.environ.get("KMC_PROFILE_WORKER"):
-            import cProfile
-            prof = cProfile.Profile()
-            try:
-                prof.runcall(_PoolWorker(search, table).serve, conn)
-            finally:
-                prof.dump_stats(f"{os.environ['KMC_PROFILE_WORKER']}-{w}")
-        else:
-            _PoolWorker(search, table).serve(conn)
+        _PoolWorker(search, table).serve(conn)
     except (EOFError, OSError):
         code = 0    # the coordinator is gone
     except BaseException as e:  # noqa: BLE001 - a bug of the model: one line in the coordinator
