@@ -771,8 +771,7 @@ class SharedPool:
         self.table = None
         self.procs: list = []
         self.conns: list = []
-        self.ratio = 3.0   # the next level's states per frontier state, at most (grown as seen)
-        self.growth = 1.0  # the last level's states per state of the level before
+        self.growth = 2.0  # the last level's states per state of the level before (a guess at first)
 
     # -- the workers --
 
@@ -780,7 +779,7 @@ class SharedPool:
         from checker.search.native import _native
         used = len(search.seen)
         cap = 1 << 16
-        while cap * GROW_AT < used + self.ratio * first:
+        while cap * GROW_AT < used + self.growth * first:
             cap *= 2
         reserve = max(_memory_slots(), cap)
         self.table = _native.ClaimTable(reserve, cap)
@@ -858,9 +857,9 @@ class SharedPool:
         if not self.procs:
             self._start(search, n_in)
         used, cap = self.table.load()
-        if cap * GROW_AT < used + self.ratio * n_in:   # room for the level, as far as one can tell
+        if cap * GROW_AT < used + self.growth * n_in:   # room for the level, as far as one can tell
             want = cap
-            while want * GROW_AT < used + self.ratio * n_in:
+            while want * GROW_AT < used + self.growth * n_in:
                 want *= 2
             self.table.grow(want)
         units = _units(frontier, _unit_size(n_in, self.workers))
@@ -965,7 +964,6 @@ class SharedPool:
         log.spilled = total
         search.seen.n += total
         if n_in:
-            self.ratio = max(self.ratio, 1.5 * total / n_in)
             self.growth = total / n_in
         if stop is not None and stop[1] == "error":
             detail = stop[2]
