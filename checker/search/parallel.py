@@ -867,6 +867,9 @@ class SharedPool:
         # a level the local engine keeps in memory stays objects in the workers that found its states
         spill = search.options.spill_states
         small = spill is None or self.growth * n_in <= spill
+        # (else each worker's packed successors wait in a file of its own, as a spilled frontier)
+        parked = None if small else [str(search.spill.file(f"pool-{level + 1}-claimed-w{w}"))
+                                     for w in range(self.workers)]
         from collections import deque
         # per worker, the units whose states it holds (as objects), in order; the others' apart
         queues: dict = {w: deque() for w in range(self.workers)}
@@ -904,7 +907,8 @@ class SharedPool:
                 start, count, pieces = units[u]
                 if stop is not None and (start << 24) + 1 > stop[0]:
                     continue     # past the stop: never needed
-                self.conns[w].send(("expand", level, u, start, pieces, pending_names, small))
+                self.conns[w].send(("expand", level, u, start, pieces, pending_names,
+                                    None if small else parked[w]))
                 busy[w].append(u)
             if not any(busy.values()):
                 continue
@@ -959,6 +963,11 @@ class SharedPool:
         ids = search.action_ids
         written = self._all(level, [("write", offsets, {a: ids[a] for row in r[1] for a in row[3] if a in ids},
                                      files, outs[w]) for w, r in enumerate(reports)])
+        for path in parked or ():
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
         fragments = sorted((f + (w,) for w, r in enumerate(written) for f in r[1]), key=lambda f: f[0])
         log.files = files
         log.spilled = total
@@ -1116,7 +1125,7 @@ class _PoolWorker:
             out += [(s, p, fp) for (s, p), fp in zip(self.decoder.decode_batch(states, picks), fps[lo:hi])]
         return out
 
-    def expand(self, level: int, u: int, start: int, pieces, pending: tuple, small: bool):
+    def expand(self, level: int, u: int, start: int, pieces, pending: tuple, parked: str | None):
         from array import array
         from checker.search.codec import pack_states
         ctx, claims = self.ctx, self.claims
@@ -1142,8 +1151,15 @@ class _PoolWorker:
         keys = claims.take_keys()
         new = res.new
         unit = _Unit()
-        # (a small level's states stay objects: kept by the worker that keeps them, no rebuilding)
-        unit.states = new if small else pack_states([e[1] for e in new])
+        # (a small level's states stay objects: kept by the worker that keeps them, no rebuilding;
+        # a big one's are packed and parked in a file until the level's claims are settled)
+        if parked is None:
+            unit.states = new
+        else:
+            data = pack_states([e[1] for e in new])
+            with open(parked, "ab") as f:
+                unit.states = (parked, f.tell(), len(data))
+                f.write(data)
         unit.fps = array("Q", [e[2] for e in new])
         unit.pfps = array("Q", [e[3] for e in new])
         unit.keys = keys
@@ -1229,8 +1245,10 @@ class _PoolWorker:
                         kept = [unit.states[i][:3] for i in picks]
                         states = pack_states([e[1] for e in kept])
                     else:
-                        states = unit.states if len(picks) == len(acts) else pack_states(
-                            unpack_states(unit.states, picks))
+                        path, offset, length = unit.states
+                        states = self._read(path, offset, length)
+                        if len(picks) != len(acts):
+                            states = pack_states(unpack_states(states, picks))
                     offset = out.tell()
                     write_record(out.write, states, pack_fps(fps, 64))
                     fragments.append((at, out_path, offset, out.tell() - offset, len(picks), kept is not None))
