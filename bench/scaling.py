@@ -17,8 +17,10 @@ figure, summary.json's bytes_per_state). Every run's counts (distinct,
 generated, per level, per action) must equal the local engine's (exit 1
 otherwise). Then, for 2 workers, the ratios the design is held to: wall
 local / auto >= 1.8, coordinator <= 3% of the run's CPU, auto's CPU <= 1.15x
-local's, <= 200 bytes a state at depth 13. The load average is printed
-before and after: on a busy machine the figures are noise.
+local's, <= 200 bytes a state at depth 13. The load average and the cores
+really free (busy loops on every core against one alone) are printed before
+and after: where fewer cores are free than the runs use, wall times are the
+machine's, not the engine's.
 
 It runs from the source tree on a bare python3 (3.11 or newer) with click,
 msgpack, xxhash and networkx and a C compiler: the compiled hot path
@@ -166,6 +168,33 @@ def run_tlc(args, name: str, workers: int, cores: list[int], folder: Path) -> di
     return {"workers": workers, "wall_s": wall, "distinct": r["distinct"]}
 
 
+def _burn(n: int = 5_000_000) -> None:
+    x = 0
+    for i in range(n):
+        x += i
+
+
+def free_cores(cores: list[int], n: int) -> float:
+    """How many of n cores this machine gives now: n processes of a busy
+    loop, each pinned to a core, against one alone (n: every core free; 1:
+    the others are taken by other work, and no engine can scale here now)."""
+    t = time.perf_counter()
+    _burn()
+    one = time.perf_counter() - t
+    pids = []
+    t = time.perf_counter()
+    for k in range(n):
+        pid = os.fork()
+        if pid == 0:
+            os.sched_setaffinity(0, [cores[k]])
+            _burn()
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    return n * one / (time.perf_counter() - t)
+
+
 def median_run(fn, repeat: int) -> dict:
     runs = [fn() for _ in range(repeat)]
     runs.sort(key=lambda r: r["wall_s"])
@@ -207,7 +236,9 @@ def main(argv=None) -> int:
     load_before = os.getloadavg()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; commit {rev.stdout.strip() or '?'}; "
           f"{len(cores)} cores ({os.cpu_count()} cpus); hot path {native}; Python {sys.version.split()[0]}")
-    print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}")
+    print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}; "
+          f"free cores now (busy loops on {counts[-1]} cores against one): "
+          f"{free_cores(cores, counts[-1]):.2f} of {counts[-1]}")
     head = (f"{'workload':<14} {'tool':<4} {'workers':>7} {'wall s':>8} {'speedup':>8} {'effic.':>7} "
             f"{'CPU s':>8} {'coord.':>7} {'B/state':>8}  distinct")
     print(head)
@@ -263,7 +294,8 @@ def main(argv=None) -> int:
         print(f"  {name}: " + "; ".join(f"{label} {text} ({'met' if good else 'MISSED'})"
                                           for label, _, text, good in checks))
     load_after = os.getloadavg()
-    print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
+    print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}; "
+          f"free cores now: {free_cores(cores, counts[-1]):.2f} of {counts[-1]}")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"cores": len(cores), "load_before": load_before,
                                                    "load_after": load_after, "runs": rows}, indent=1))
