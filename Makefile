@@ -31,7 +31,7 @@ STAMP := $(VENV)/.kmc-installed
 setup: $(STAMP)
 
 # (setup.py and checker/search/_native.c: the compiled hot path is rebuilt when they change)
-$(STAMP): pyproject.toml setup.py checker/search/_native.c
+$(STAMP): pyproject.toml setup.py checker/search/_native.c checker/search/_claims.h
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)

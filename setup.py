@@ -6,4 +6,5 @@ kmc runs its pure-Python equivalents (checker/search/native.py says which is in 
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension("checker.search._native", ["checker/search/_native.c"], optional=True,
+                             depends=["checker/search/_claims.h"],
                              extra_compile_args=["-O2"])])

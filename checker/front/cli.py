@@ -79,8 +79,8 @@ def cli(ctx: click.Context) -> None:
                    "level is big enough to pay: checker/search/parallel.py), local (one process) or "
                    "spark (PySpark).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, metavar="N",
-              help="The auto engine's worker processes (default: one per core; the environment "
-                   "variable KMC_AUTO_WORKERS alike).")
+              help="The auto engine's worker processes (default: one per core, and at most that; "
+                   "the environment variable KMC_AUTO_WORKERS alike).")
 @click.option("--out", "out_dir", type=OutPath(file_okay=False, path_type=Path),
               default=Path("results"), show_default=True, help="Results root directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object on stdout.")
@@ -158,6 +158,12 @@ def check_cmd(spec_path: Path, depth, sets, keep_going: bool, deadlock, engine: 
     if workers is not None and engine != "auto":
         raise SpecError("--workers is the auto engine's (the default --engine auto; "
                         "spark: --partitions)")
+    if workers is not None:
+        from checker.search.parallel import cores
+        if workers > cores():   # (more processes than cores only wait for each other)
+            click.echo(f"kmc: --workers {workers} is more than the {cores()} cores this run may use: "
+                       f"{cores()} workers", err=True)
+            workers = cores()
     if liveness is not None and engine == "spark":
         raise SpecError("liveness (temporal properties) runs on the local and auto engines: the "
                         "spark engine keeps no state graph; use --engine local or auto")

@@ -724,6 +724,8 @@ static PyObject *native_columns(PyObject *self, PyObject *states)
     return cols;
 }
 
+#include "_claims.h"   /* the auto engine's shared seen set */
+
 static PyMethodDef native_methods[] = {
     {"encode", native_encode, METH_O, "The canonical msgpack bytes of a value."},
     {"successor", (PyCFunction)(void (*)(void))native_successor, METH_FASTCALL,
@@ -747,5 +749,6 @@ PyMODINIT_FUNC PyInit__native(void)
     if (PyModule_AddObject(m, "FingerprintSet", (PyObject *)&FPSetType) < 0) {
         Py_DECREF(&FPSetType); Py_DECREF(m); return NULL;
     }
+    if (add_claims(m) < 0) { Py_DECREF(m); return NULL; }
     return m;
 }

@@ -211,6 +211,7 @@ class Search:
         self.snap = None           # the newest finished level's counters, while none is kept
         self.frontier = None       # the newest complete level's states
         self.previous = None       # the level expanded last (closed once the next is kept)
+        self.widest = 0            # the widest level so far (its end is measured)
         self.start_time = time.perf_counter()
         self.last_progress = self.start_time
         self.collect: Callable[[], Any] = lambda: None   # level_gc's, while the search runs
@@ -234,6 +235,9 @@ class Search:
             self._attach(e)
             raise
         finally:
+            close = getattr(self.expander, "close", None)
+            if close is not None:   # (the auto engine's workers)
+                close()
             # (a frontier's file may be the newest checkpoint's: a stopped run
             # keeps it; finish() closes the frontiers of a run that ended)
             self.spill.close()
@@ -265,7 +269,14 @@ class Search:
         keep = max_depth is None or level + 1 < max_depth or self.options.check_deadlock
         self.expanding = level
         nxt = self.expander.expand(self, level, self.frontier, log, keep)
-        self.memory.measure()   # (a level's end: both frontiers held, the most it takes)
+        # a level's end holds both frontiers, the most it takes: measured at the
+        # widest level yet, else when due (a measurement costs ~25 ms per GiB
+        # of the tree's CPU, a level of a narrow space far less)
+        if len(nxt) >= self.widest:
+            self.widest = len(nxt)
+            self.memory.measure()
+        else:
+            self.memory.poll()
         self.previous, self.frontier = self.frontier, nxt
 
     def level_done(self, level: int) -> None:

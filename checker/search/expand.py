@@ -170,8 +170,12 @@ def expand_chunk(ctx: ExpandContext, chunk: Sequence[tuple], seen: set,
     deadlocks: list = []
     action = succ = last = None
     checking = False  # a property raising names the state it was checked on
+    # (the auto engine's shared seen set keys each successor by where it was found)
+    begin = getattr(seen, "begin", None)
     for ci, (parent, pparts, pfp) in enumerate(chunk):
         before = len(names)
+        if begin is not None:
+            begin(ci)
         try:
             for action, succ in successors(parent):
                 names_append(action[0])

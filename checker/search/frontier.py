@@ -152,17 +152,29 @@ class Frontier:
         return frontier
 
     def chunks(self) -> Iterator[list]:
-        """The entries in order, CHUNK at a time (the last chunk shorter)."""
+        """The entries in order, CHUNK at a time (the last chunk shorter),
+        whatever the sizes of the file's records."""
         if self.path is None:
             entries, chunk = self.entries, self.chunk
             for start in range(0, len(entries), chunk):
                 yield entries[start:start + chunk]
             return
-        decode, bits = self.decoder.decode_batch, self.bits
+        decode, bits, chunk = self.decoder.decode_batch, self.bits, self.chunk
+        # (the auto engine writes a level's records as its workers made them:
+        # they are cut here into the chunks of a list, the same either way)
+        held: list = []
         for states, packed_fps in self.packed_records():
-            yield [(s, p, fp) for (s, p), fp in zip(decode(states), unpack_fps(packed_fps, bits))]
-        if self.entries:
-            yield self.entries
+            entries = [(s, p, fp) for (s, p), fp in zip(decode(states), unpack_fps(packed_fps, bits))]
+            if not held and len(entries) == chunk:
+                yield entries
+                continue
+            held += entries
+            while len(held) >= chunk:
+                yield held[:chunk]
+                del held[:chunk]
+        held += self.entries
+        for start in range(0, len(held), chunk):
+            yield held[start:start + chunk]
 
     def packed_records(self) -> Iterator[tuple[bytes, bytes]]:
         """A packed frontier's records as written, (packed states, packed

@@ -1,45 +1,73 @@
 """The `auto` engine: the local engine while the state space is small, every
 core of the machine once a level is big enough to pay.
 
-A run is the search core's (checker.search.core.Search: one process,
-nothing started on the side) with this module's Expander, `AutoExpander`:
-it expands levels as the local engine does until a level -- a level
-boundary, where nothing is half done -- whose frontier holds at least
-`threshold` states (when the machine has more than one core and the level
-is not the depth bound); from there on, `PoolExpander` expands each level
-in the same process that ran the local levels:
+A run is the search core's (checker.search.core.Search) with this module's
+Expander, `AutoExpander`: it expands levels as the local engine does until
+a level boundary whose frontier holds at least `threshold` states (when the
+machine has more than one core and one sat idle during the level before);
+from there on the pool expands every level.
 
-- the parent forks one worker per core; the workers inherit everything (the
-  model, the seen set, the frontier) without a copy; worker w expands the
-  frontier's chunks w, w + n, w + 2n, ... with checker.search.expand.expand_chunk
-  (the local engine's own expansion and property checks) against its copy
-  of the seen set, to which it adds what it finds, and sends each chunk's
-  result down a pipe: the new successors' parts (no state objects),
-  fingerprints, parents and actions, the violations, witnesses, deadlocks and
-  per-action counts;
-- the parent takes the chunks' results in chunk order -- the local engine's
-  BFS order -- keeps the successors that are new to the real seen set at
-  that point, and records them with Search.absorb, the core's own
-  bookkeeping (counts, level logs, violations, witnesses, stopping);
-- the next level's workers rebuild the states of their chunks from the
-  parts (checker.search.codec.StateDecoder), as the local engine does for a
-  frontier it spilled to disk.
+The pool (`SharedPool`): workers forked once, at the hand-over, that live
+to the end of the run, and one seen set in memory they all share
+(checker/search/_claims.h: ClaimTable, open addressing with atomic inserts).
+Every per-state step runs in the workers; the coordinator (the run's
+process) works per unit of states and per level only. A level goes in three
+steps:
 
-Why identical answers: a worker's seen set, at any point, holds the level's
-start and part of what the levels' earlier chunks found, so what it calls
-new is a superset of what is new in BFS order, in the same order; the parent
-drops the rest. A property violated, or witnessed, at a state a worker
-wrongly thinks new was violated (witnessed) at that state's earlier
-discovery in the same level, where the parent stops (records it) first; so
-stopping at the first violation in the middle of a chunk, the generated
-counts up to it, deadlocks and evaluation errors come out as the local
-engine's. Counterexamples come from the parent's level logs as usual.
+1. expand: the level is cut into units (at most 2,048 states, fewer for a
+   narrow level so that each worker gets several; a unit never crosses one
+   of the local engine's chunks), handed out in order to whichever worker is
+   free. A worker rebuilds its unit's states from the previous level's
+   records, expands them with checker.search.expand.expand_chunk -- the
+   local engine's expansion and checks -- against the shared table: each
+   successor carries a key, (its parent's index in the level, its ordinal
+   among the parent's successors), which orders the successors as the local
+   engine meets them; an insert keeps a fingerprint's smallest key. A
+   successor is new to the worker (encoded, checked, kept) when the table
+   holds no smaller key for it: an earlier level's state has key 0. The
+   worker keeps what it claimed, packed by column, and reports the unit's
+   generated counts and its first stop (a violation when the search stops at
+   one, a deadlock, an evaluation error) with its key.
+2. filter: once every unit is expanded, each worker keeps the successors
+   whose key is still their fingerprint's smallest (one C call per unit,
+   which also marks them an earlier level's for the next one), up to the
+   first stop in key order, and reports per unit how many, their actions'
+   counts, the first violation of each property, the witnesses and the
+   actions it had not reported before.
+3. write: the coordinator sums the units in order (the local engine's
+   absorb: counters, action ids in order of first use, violations, then
+   deadlocks, a local chunk at a time), gives each unit its place in the next
+   level, and the workers write their states' level log entries at those
+   places (pwrite) and the next level's records (checker/search/frontier.py's
+   format) to their own files.
 
-Nothing else is written to disk than what the local engine writes: when
-the run keeps its finished levels (by default from a level of 50,000
-states, or --checkpoint), each parallel level is saved as the local engine
-saves one, so either engine resumes it. ^C stops the workers; a worker
-that dies is one `kmc: error:` line (exit 3), never a hang.
+Why the answers are the local engine's: the local engine keeps, for each
+new state, its first discovery in BFS order (parents in level order, each
+parent's successors in the model's order); a key is that order, and the
+table ends each level holding every new state's smallest key, whatever
+order the workers got there in. So the kept states, their parents and
+actions (the level logs: counterexamples), the next level's order, the
+distinct counts per level and per action equal the local engine's. A
+property checked on a successor depends only on the state (the variables a
+step did not change kept their checked values), so the first violation in
+key order is the local engine's; generated counts are summed over the units
+before it, and its own unit's up to it, as expand_chunk stops there; an
+evaluation error drops its local chunk, as the local engine raises before
+absorbing it. A worker that claimed a state another worker finds earlier
+only did work twice; nothing it reports for that state counts.
+
+The table is sized per level (and doubled between units when it is 70%
+full, no worker running); the run's levels and checkpoints are the local
+engine's files (each worker's records are a level's frontier file, which the
+local engine reads in its own chunks), so either engine resumes the other's.
+^C and SIGTERM stop the coordinator, which stops the workers; a worker that
+dies is one `kmc: error:` line (exit 3), never a hang; a coordinator killed
+outright ends its workers (their pipes close).
+
+The graph-recording search of liveness checks (its own absorb), 128-bit
+fingerprints and the pure-Python hot path take `PoolExpander`, the pool of
+earlier releases: forked workers per level, each with its own copy of the
+seen set, their results absorbed by the coordinator in chunk order.
 """
 from __future__ import annotations
 
@@ -53,16 +81,16 @@ from typing import Iterable
 from checker.search.core import CHUNK_STATES, CheckOptions, Search
 from checker.search.engine import LocalExpander
 from checker.search.expand import ChunkResult, expand_chunk
-from checker.search.result import CheckResult
+from checker.search.result import DEADLOCK, CheckResult
 from checker.search.errors import EXIT_EVALUATION, EngineEvaluationError, KmcError
 from checker.search.proc import cpu_idle, pss
 from model.base import Model, Property
 
-# Frontier size from which the remaining levels go parallel: a level costs
-# the parallel part a fork per worker and per chunk a pipe hand-over, and the
-# parent's bookkeeping; a few thousand states already pay (bench/auto_vs_local.py),
-# and below this the whole check takes a few seconds at most.
-THRESHOLD = 10_000
+# Frontier size from which the remaining levels go parallel: the workers are
+# forked once and a level costs the coordinator a few messages per unit and
+# per level, so a level of a thousand states already pays (bench/scaling.py);
+# below it the whole check takes a few seconds at most (and stays one process).
+THRESHOLD = 1_000
 # ... and when at least this much of a core sat idle during the level before
 IDLE_CORES = 0.5
 
@@ -124,15 +152,22 @@ class AutoExpander:
         self.meter = IdleMeter(cores()) if workers is None else None
         self.workers = workers if workers is not None else cores()
         self.local = LocalExpander()
-        self.pool = PoolExpander(self.workers)
+        self.pool = None   # SharedPool (or PoolExpander where it does not fit), from the hand-over
         self.handover_level: int | None = None
         self.busy_levels: list = []    # levels not handed over because no core was idle
 
     def expand(self, search: Search, level: int, frontier, log, keep: bool):
         if self.handover_level is None and self._hand_over(search, level, frontier):
             self.handover_level = level
+            self.pool = SharedPool(self.workers) if shared_pool_fits(search) else PoolExpander(self.workers)
         expander = self.pool if self.handover_level is not None else self.local
         return expander.expand(search, level, frontier, log, keep)
+
+    def close(self) -> None:
+        """The run is over (however it ended): the pool's workers stop."""
+        close = getattr(self.pool, "close", None)
+        if close is not None:
+            close()
 
     def _hand_over(self, search: Search, level: int, frontier) -> bool:
         idle = self.meter.idle_cores() if self.meter is not None else None   # during the last level
@@ -549,3 +584,684 @@ def auto_expander(threshold: int | None = None, workers: int | None = None) -> A
     if workers is None:
         workers = _env_int(WORKERS_ENV)
     return AutoExpander(threshold, workers)
+
+
+# ---- the pool of workers that live for the whole run ----------------------------------
+
+# A level's states are cut into units of at most this many (a power of 2 that
+# divides the local engine's chunk, so a unit lies in one of its chunks), and
+# halved down to MIN_UNIT until each worker gets UNITS_PER_WORKER of them: a
+# narrow level keeps every worker busy, a wide one costs one hand-over per
+# 2,048 states.
+MIN_UNIT = 64
+UNITS_PER_WORKER = 4
+# the shared seen set grows (doubles) when it is this full (between units)
+GROW_AT = 0.7
+
+
+def shared_pool_fits(search: Search) -> bool:
+    """The shared-memory pool runs the plain search with 64-bit fingerprints
+    where the compiled hot path is built; the graph-recording search
+    (liveness: absorb and worker_extras of its own) and 128-bit fingerprints
+    take PoolExpander."""
+    from checker.search import native
+    return (native.ENABLED and search.options.fingerprint_bits == 64
+            and type(search).absorb is Search.absorb and type(search).worker_extras is Search.worker_extras)
+
+
+def _unit_size(n: int, workers: int) -> int:
+    size = CHUNK_STATES
+    while size > MIN_UNIT and n < size * workers * UNITS_PER_WORKER:
+        size //= 2
+    return max(1, size)
+
+
+def _memory_slots() -> int:
+    """Slots of the shared table's reserve: a table as big as the machine's memory."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 1 << 36
+    slots = 1 << 20
+    while slots * 16 < total:
+        slots *= 2
+    return slots
+
+
+class _SharedSeen:
+    """The coordinator's `seen` once the pool runs: the count of distinct
+    states and a look-up in the shared table (the workers insert)."""
+
+    def __init__(self, table, n: int):
+        self.table = table
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __contains__(self, fp) -> bool:
+        return self.table.has_old(fp)
+
+
+class _SharedLevel:
+    """A level as the pool's workers wrote it: fragments (file, offset,
+    length, states) of frontier records, in BFS order; count-only when not
+    kept (the depth bound's)."""
+
+    def __init__(self, fragments: list, n: int, keep: bool = True, holders: dict | None = None):
+        self.fragments = fragments
+        self.n = n
+        self.keep = keep
+        # (path, offset) -> the worker that holds the fragment's states as objects
+        self.holders = holders or {}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __bool__(self) -> bool:
+        return self.n > 0
+
+    def close(self) -> None:
+        for path in {f[0] for f in self.fragments}:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        self.fragments = []
+
+    def records(self):
+        """(packed states, packed fingerprints) per fragment, in order."""
+        from checker.search.frontier import _HEAD
+        for path, offset, length, _ in self.fragments:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                data = f.read(length)
+            ns, nf = _HEAD.unpack_from(data)
+            yield data[_HEAD.size:_HEAD.size + ns], data[_HEAD.size + ns:_HEAD.size + ns + nf]
+
+    def state_chunks(self, decoder):
+        from checker.search.codec import unpack_fps
+        for states, fps in self.records():
+            yield [(s, p, fp) for (s, p), fp in zip(decoder.decode_batch(states), unpack_fps(fps, 64))]
+
+    def seal_into(self, dest) -> int:
+        """The level as one frontier file (its fragments' records in order),
+        fsynced; the local engine reads it in its own chunks."""
+        from pathlib import Path
+        dest = Path(dest)
+        tmp = dest.with_name(f".{dest.name}.tmp")
+        with open(tmp, "wb") as out:
+            for path, offset, length, _ in self.fragments:
+                with open(path, "rb") as f:
+                    done = 0
+                    while done < length:
+                        done += os.copy_file_range(f.fileno(), out.fileno(), length - done, offset + done)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, dest)
+        return len(self.fragments)
+
+
+def _level_from_frontier(search: Search, frontier) -> _SharedLevel:
+    """The level the pool starts from (the local engine's frontier, in
+    memory or packed on disk, or a resumed one) as fragments."""
+    from checker.search.codec import pack_fps, pack_states
+    from checker.search.frontier import _HEAD, write_record
+    fragments, n = [], 0
+    path = getattr(frontier, "path", None)
+    if path is not None:
+        for _ in frontier.packed_records():   # (closes a file still being written)
+            break
+        with open(path, "rb") as f:
+            offset = 0
+            for _ in range(frontier.records):
+                ns, nf = _HEAD.unpack(f.read(_HEAD.size))
+                count = nf // 8
+                fragments.append((str(path), offset, _HEAD.size + ns + nf, count))
+                f.seek(ns + nf, os.SEEK_CUR)
+                offset += _HEAD.size + ns + nf
+                n += count
+        entries = list(frontier.entries)
+    else:
+        entries = list(_entries(frontier))
+    if entries:
+        out_path = str(search.spill.file("pool-start"))
+        with open(out_path, "wb") as out:
+            for start in range(0, len(entries), CHUNK_STATES):
+                part = entries[start:start + CHUNK_STATES]
+                offset = out.tell()
+                write_record(out.write, pack_states([e[1] for e in part]), pack_fps([e[2] for e in part], 64))
+                fragments.append((out_path, offset, out.tell() - offset, len(part)))
+                n += len(part)
+    level = _SharedLevel(fragments, n)
+    if path is not None:   # the local frontier's file stays the local frontier's
+        level.close = lambda: None
+    return level
+
+
+def _units(level: _SharedLevel, size: int) -> list:
+    """The level cut into units of `size` states: (first state's index,
+    states, [(fragment, lo, hi)])."""
+    units = []
+    frags = level.fragments
+    fi, fstart = 0, 0        # fragment index, the level index of its first state
+    for start in range(0, level.n, size):
+        end = min(level.n, start + size)
+        pieces = []
+        pos = start
+        while pos < end:
+            while fstart + frags[fi][3] <= pos:
+                fstart += frags[fi][3]
+                fi += 1
+            hi = min(end, fstart + frags[fi][3])
+            pieces.append((frags[fi], pos - fstart, hi - fstart))
+            pos = hi
+        units.append((start, end - start, pieces))
+    return units
+
+
+class SharedPool:
+    """Levels expanded by workers that live from the hand-over to the end of
+    the run, around one seen set in shared memory (the module's docstring,
+    "The pool"). The coordinator (this process) hands out units of a
+    level, then, per level, sums what the workers report per unit."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.table = None
+        self.procs: list = []
+        self.conns: list = []
+        self.growth = 2.0  # the last level's states per state of the level before (a guess at first)
+
+    # -- the workers --
+
+    def _start(self, search: Search, first: int) -> None:
+        from checker.search.native import _native
+        used = len(search.seen)
+        cap = 1 << 16
+        while cap * GROW_AT < used + self.growth * first:
+            cap *= 2
+        reserve = max(_memory_slots(), cap)
+        self.table = _native.ClaimTable(reserve, cap)
+        seen = search.seen
+        if isinstance(seen, _native.FingerprintSet):
+            self.table.fill(seen)
+        else:
+            from checker.search.codec import pack_fps
+            self.table.add_old(pack_fps(list(seen), 64))
+        search.seen = _SharedSeen(self.table, used)
+        import multiprocessing as mp
+        ctx = mp.get_context("fork")
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        try:
+            for w in range(self.workers):
+                mine, theirs = ctx.Pipe()
+                others = [c for c in self.conns] + [mine]
+                p = ctx.Process(target=_pool_worker, args=(search, self.table, w, theirs, others),
+                                name=f"kmc-worker-{w}", daemon=True)
+                p.start()
+                theirs.close()
+                self.procs.append(p)
+                self.conns.append(mine)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    def close(self) -> None:
+        """Stop the workers (the end of the run, however it ends)."""
+        for c in self.conns:
+            try:
+                c.send(("stop",))
+            except (OSError, ValueError):
+                pass
+            c.close()
+        for p in self.procs:
+            p.join(2)
+            if p.is_alive():
+                p.kill()
+                p.join(5)
+        self.procs, self.conns = [], []
+
+    def _recv(self, w: int, level: int):
+        try:
+            msg = self.conns[w].recv()
+        except (EOFError, OSError):
+            p = self.procs[w]
+            p.join(5)
+            code = p.exitcode
+            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+            raise ParallelError(f"worker process {p.pid} of the parallel search died ({how}) while "
+                                f"expanding level {level}") from None
+        if msg[0] == "crash":
+            raise ParallelError(f"the model failed in a worker process at level {level}: {msg[1]}")
+        return msg
+
+    def _all(self, level: int, msgs: list) -> list:
+        for c, m in zip(self.conns, msgs):
+            c.send(m)
+        return [self._recv(w, level) for w in range(len(self.conns))]
+
+    def _grow(self) -> None:
+        used, cap = self.table.load()
+        cap *= 2
+        while cap * GROW_AT < used:
+            cap *= 2
+        self.table.grow(cap)
+
+    # -- a level --
+
+    def expand(self, search: Search, level: int, frontier, log, keep: bool):
+        from multiprocessing.connection import wait
+        if not isinstance(frontier, _SharedLevel):
+            frontier = _level_from_frontier(search, frontier)
+        n_in = len(frontier)
+        if not self.procs:
+            self._start(search, n_in)
+        used, cap = self.table.load()
+        if cap * GROW_AT < used + self.growth * n_in:   # room for the level, as far as one can tell
+            want = cap
+            while want * GROW_AT < used + self.growth * n_in:
+                want *= 2
+            self.table.grow(want)
+        units = _units(frontier, _unit_size(n_in, self.workers))
+        pending_names = tuple(p.name for p in search.ctx.sometimes)
+        # a level the local engine keeps in memory stays objects in the workers that found its states
+        spill = search.options.spill_states
+        small = spill is None or self.growth * n_in <= spill
+        # (else each worker's packed successors wait in a file of its own, as a spilled frontier)
+        parked = None if small else [str(search.spill.file(f"pool-{level + 1}-claimed-w{w}"))
+                                     for w in range(self.workers)]
+        from collections import deque
+        # per worker, the units whose states it holds (as objects), in order; the others' apart
+        queues: dict = {w: deque() for w in range(self.workers)}
+        shared: deque = deque()
+        for u, (_, _, pieces) in enumerate(units):
+            holder = frontier.holders.get(pieces[0][0][:2])
+            (queues[holder] if holder is not None else shared).append(u)
+        busy: dict = {w: [] for w in range(self.workers)}
+        names: dict = {}                        # unit -> Counter of the generated actions' names
+        deadlocks: dict = {}                    # unit -> (key, fp) of its first deadlock
+        stop = None                             # (key, kind, detail): the first stop found
+        grow = False
+        done = 0
+        by_conn = {c: w for w, c in enumerate(self.conns)}
+        def take(w: int):
+            """The next unit for worker w: its own, else one nobody holds, else
+            the last of the longest other queue (its states then rebuilt)."""
+            for q in (queues[w], shared):
+                if q:
+                    return q.popleft()
+            other = max(queues.values(), key=len)
+            return other.pop() if other else None
+
+        while any(queues.values()) or shared or any(busy.values()):
+            if grow and not any(busy.values()):
+                self._grow()
+                grow = False
+            while not grow:
+                w = min(busy, key=lambda k: len(busy[k]))
+                if len(busy[w]) >= 2:
+                    break
+                u = take(w)
+                if u is None:
+                    break
+                start, count, pieces = units[u]
+                if stop is not None and (start << 24) + 1 > stop[0]:
+                    continue     # past the stop: never needed
+                self.conns[w].send(("expand", level, u, start, pieces, pending_names,
+                                    None if small else parked[w]))
+                busy[w].append(u)
+            if not any(busy.values()):
+                continue
+            for conn in wait([self.conns[w] for w in busy if busy[w]]):
+                w = by_conn[conn]
+                msg = self._recv(w, level)
+                u = msg[1]
+                busy[w].remove(u)
+                if msg[0] == "full":      # the table filled during the unit: grow, do it again
+                    queues[w].appendleft(u)
+                    grow = True
+                    continue
+                if msg[0] == "error":
+                    event = (msg[2], "error", msg[3])
+                else:
+                    _, _, names[u], event, first_deadlock = msg
+                    if first_deadlock is not None:
+                        deadlocks[u] = first_deadlock
+                    done += units[u][1]
+                if event is not None and (stop is None or event[0] < stop[0]):
+                    stop = event
+            used, cap = self.table.load()
+            if used > cap * GROW_AT:
+                grow = True
+            search.between_chunks(level, n_in - done)
+        # where the level ends (the local engine's point): keys up to `limit`
+        limit = (1 << 64) - 1
+        if stop is not None:
+            key, kind = stop[0], stop[1]
+            if kind == "violation":
+                limit = key
+            elif kind == "deadlock":
+                limit = key - 1
+            else:   # an evaluation error: the local engine's chunk it is in is not absorbed
+                p = (key - 1) >> 24
+                limit = ((p // CHUNK_STATES_LOCAL) * CHUNK_STATES_LOCAL) << 24
+        reports = self._all(level, [("filter", limit)] * self.workers)
+        owned = {}
+        for r in reports:
+            for row in r[1]:
+                owned[row[0]] = row
+        self._account(search, level, units, limit, stop, names, deadlocks, owned)
+        # the next level: offsets of each unit's states, the log and the frontier written
+        offsets, total = {}, 0
+        for u in sorted(owned):
+            offsets[u] = total
+            total += owned[u][1]
+        files = {name: str(search.spill.file(f"log-{name}")) for name in ("fps", "parents", "actions")}
+        for path in files.values():
+            open(path, "wb").close()
+        outs = [str(search.spill.file(f"pool-{level + 1}-w{w}")) if keep else None for w in range(self.workers)]
+        ids = search.action_ids
+        written = self._all(level, [("write", offsets, {a: ids[a] for row in r[1] for a in row[3] if a in ids},
+                                     files, outs[w]) for w, r in enumerate(reports)])
+        for path in parked or ():
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        fragments = sorted((f + (w,) for w, r in enumerate(written) for f in r[1]), key=lambda f: f[0])
+        log.files = files
+        log.spilled = total
+        search.seen.n += total
+        if n_in:
+            self.growth = total / n_in
+        if stop is not None and stop[1] == "error":
+            detail = stop[2]
+            err = EngineEvaluationError(detail[0], action=detail[3], level=level)
+            err.parent_fp, err.detail, err.successor = detail[1], detail[2], detail[4]
+            raise err
+        search.limits.memory_now(level, len(search.seen))
+        return _SharedLevel([f[1:5] for f in fragments], total, keep,
+                            {(f[1], f[2]): f[6] for f in fragments if f[5]})
+
+    def _account(self, search: Search, level: int, units: list, limit: int, stop, names: dict,
+                 deadlocks: dict, owned: dict) -> None:
+        """The level's counters as the local engine's absorb leaves them, a
+        local chunk at a time: its violations in BFS order, then its
+        deadlocks."""
+        error_chunk = None
+        if stop is not None and stop[1] == "error":
+            error_chunk = ((stop[0] - 1) >> 24) // CHUNK_STATES_LOCAL
+        nxt = level + 1
+        group = None
+        violations: list = []
+        dead: list = []
+
+        def flush():
+            for _, name, fp in violations:   # (units in order, each in BFS order)
+                search._violation(name, nxt, fp)
+            for _, fp in dead:
+                search._violation(DEADLOCK, level, fp)
+            violations.clear()
+            dead.clear()
+
+        last = stop[0] if stop is not None else 1 << 64
+        for u, (start, count, _) in enumerate(units):
+            if (start << 24) + 1 > last or u not in names:
+                break
+            chunk = start // CHUNK_STATES_LOCAL
+            if error_chunk is not None and chunk >= error_chunk:
+                break
+            if chunk != group:
+                flush()
+                group = chunk
+            c = names[u]
+            search.generated += sum(c.values())
+            search.per_action_generated.update(c)
+            row = owned.get(u)
+            if row is not None:
+                _, n, distinct, new_actions, vio, wit = row
+                for a in new_actions:
+                    search._action_id(a)
+                search.per_action_distinct.update(distinct)
+                search.per_level_distinct[nxt] += n
+                violations.extend(vio)
+                for name in wit:
+                    if search.sometimes.get(name, 0) is None:
+                        search.sometimes[name] = nxt
+            if u in deadlocks and deadlocks[u][0] <= last:
+                dead.append(deadlocks[u])
+        flush()
+        search.ctx.sometimes = [p for p in search.ctx.sometimes if search.sometimes[p.name] is None]
+
+    def where(self, search: Search) -> dict:
+        return {"name": "pool"}
+
+
+CHUNK_STATES_LOCAL = CHUNK_STATES   # the local engine's chunk (units never cross one)
+
+
+def _pool_worker(search: Search, table, w: int, conn, others: list) -> None:
+    """A worker of SharedPool, from the hand-over to the end of the run:
+    answers the coordinator's "expand" (a unit), "filter" (the level's
+    claims settled) and "write" (the level's log and frontier) in turn."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the coordinator handles ^C and stops the workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    for c in others:   # the coordinator's ends: with them gone here, its death ends this worker
+        c.close()
+    code = 0
+    try:
+        _PoolWorker(search, table).serve(conn)
+    except (EOFError, OSError):
+        code = 0    # the coordinator is gone
+    except BaseException as e:  # noqa: BLE001 - a bug of the model: one line in the coordinator
+        code = 1
+        try:
+            conn.send(("crash", f"{type(e).__name__}: {' '.join(str(e).split())}"))
+        except (OSError, ValueError):
+            pass
+    finally:
+        os._exit(code)
+
+
+class _Unit:
+    """A unit's successors claimed by this worker: packed until the level's
+    claims are settled."""
+
+    __slots__ = ("states", "fps", "pfps", "keys", "picks", "actions", "violations", "witnesses")
+
+
+class _PoolWorker:
+    def __init__(self, search: Search, table):
+        from checker.search.native import _native
+        self.search = search
+        self.ctx = search.ctx
+        self.table = table
+        self.claims = _native.Claims(table)
+        self.full = _native.ClaimTableFull
+        # (the default caches, not the local engine's smaller ones: a worker
+        # rebuilds every state it expands, and a miss costs a rebuilt value)
+        from checker.search.codec import StateDecoder
+        self.decoder = StateDecoder(search.model)
+        self.units: dict = {}
+        self.held: dict = {}          # (path, offset) of a record -> its entries, as objects
+        self.reported: set = set()    # actions this worker told the coordinator about
+        self.fds: dict = {}
+
+    def serve(self, conn) -> None:
+        while True:
+            msg = conn.recv()
+            kind = msg[0]
+            if kind == "expand":
+                conn.send(self.expand(*msg[1:]))
+            elif kind == "filter":
+                conn.send(("filtered", self.filter(msg[1])))
+            elif kind == "write":
+                conn.send(("written", self.write(*msg[1:])))
+            else:
+                return
+
+    def _read(self, path: str, offset: int, length: int) -> bytes:
+        fd = self.fds.get(path)
+        if fd is None:
+            fd = self.fds[path] = os.open(path, os.O_RDONLY)
+        return os.pread(fd, length, offset)
+
+    def _entries(self, pieces) -> list:
+        from array import array
+        from checker.search.codec import unpack_fps
+        from checker.search.frontier import _HEAD
+        out = []
+        for (path, offset, length, count), lo, hi in pieces:
+            held = self.held.get((path, offset))
+            if held is not None:
+                out += held[lo:hi]
+                continue
+            data = self._read(path, offset, length)
+            ns, nf = _HEAD.unpack_from(data)
+            states = data[_HEAD.size:_HEAD.size + ns]
+            fps = list(unpack_fps(data[_HEAD.size + ns:_HEAD.size + ns + nf], 64))
+            picks = None if (lo, hi) == (0, count) else array("I", range(lo, hi))
+            out += [(s, p, fp) for (s, p), fp in zip(self.decoder.decode_batch(states, picks), fps[lo:hi])]
+        return out
+
+    def expand(self, level: int, u: int, start: int, pieces, pending: tuple, parked: str | None):
+        from array import array
+        from checker.search.codec import pack_states
+        ctx, claims = self.ctx, self.claims
+        if len(ctx.sometimes) != len(pending):
+            ctx.sometimes = [p for p in ctx.sometimes if p.name in pending]
+        chunk = self._entries(pieces)
+        claims.at(start)
+        claims.take_keys()
+        try:
+            res = expand_one(ctx, chunk, claims)
+        except self.full:
+            claims.take_keys()
+            return ("full", u)
+        except EngineEvaluationError as e:
+            key = claims.position()
+            claims.take_keys()
+            action, successor = e.action, e.successor
+            try:
+                pickle.dumps((action, successor))
+            except Exception:   # noqa: BLE001 - (only what can be sent)
+                action = successor = None
+            return ("error", u, key, (str(e), e.parent_fp, e.detail, action, successor))
+        keys = claims.take_keys()
+        new = res.new
+        unit = _Unit()
+        # (a small level's states stay objects: kept by the worker that keeps them, no rebuilding;
+        # a big one's are packed and parked in a file until the level's claims are settled)
+        if parked is None:
+            unit.states = new
+        else:
+            data = pack_states([e[1] for e in new])
+            with open(parked, "ab") as f:
+                unit.states = (parked, f.tell(), len(data))
+                f.write(data)
+        unit.fps = array("Q", [e[2] for e in new])
+        unit.pfps = array("Q", [e[3] for e in new])
+        unit.keys = keys
+        unit.actions = [e[4] for e in new]
+        unit.violations = res.violations
+        unit.witnesses = res.witnesses
+        self.units[u] = unit
+        event = None
+        karr = array("Q")
+        karr.frombytes(keys)
+        first_deadlock = None
+        if res.deadlocks:
+            ci = res.deadlocks[0]
+            first_deadlock = (((start + ci) << 24) + 1, chunk[ci][2])
+        if res.stopped:
+            if res.violations:
+                event = (karr[res.violations[0][1]], "violation", None)
+            else:
+                event = (first_deadlock[0], "deadlock", None)
+        return ("expanded", u, Counter(res.action_names), event, first_deadlock)
+
+    def filter(self, limit: int) -> list:
+        """Per unit: (unit, states it holds the first discovery of, their
+        actions' names counted, actions not reported before, [(key, name, fp)]
+        first violation per name, witnesses)."""
+        from array import array
+        rows = []
+        table = self.table
+        for u in sorted(self.units):
+            unit = self.units[u]
+            picks = array("I")
+            picks.frombytes(table.owned(unit.keys, unit.fps.tobytes(), limit))
+            unit.picks = picks
+            acts = unit.actions
+            mine = [acts[i] for i in picks]
+            new_actions = []
+            for a in dict.fromkeys(mine):
+                if a not in self.reported:
+                    self.reported.add(a)
+                    new_actions.append(a)
+            vio, wit = [], []
+            if unit.violations or unit.witnesses:
+                kept = set(picks)
+                keys = array("Q")
+                keys.frombytes(unit.keys)
+                seen_names: set = set()
+                for name, i in unit.violations:
+                    if i in kept and name not in seen_names:
+                        seen_names.add(name)
+                        vio.append((keys[i], name, unit.fps[i]))
+                wit = sorted({name for name, i in unit.witnesses if i in kept})
+            rows.append((u, len(picks), Counter(a[0] for a in mine), new_actions, vio, wit))
+        return rows
+
+    def write(self, offsets: dict, ids: dict, files: dict, out_path: str | None) -> list:
+        """The kept states' log entries at their places in the level's log
+        files, and (a level to expand next) their frontier records; returns
+        (level index, path, offset, length, states) per record."""
+        from array import array
+        from checker.search.codec import pack_fps, pack_states, unpack_states
+        from checker.search.frontier import write_record
+        known = self.ids = getattr(self, "ids", {})
+        known.update(ids)
+        fds = {name: os.open(path, os.O_WRONLY) for name, path in files.items()}
+        out = open(out_path, "ab") if out_path is not None else None
+        fragments = []
+        held: dict = {}
+        try:
+            for u in sorted(self.units):
+                unit = self.units[u]
+                picks = unit.picks
+                if not picks or u not in offsets:
+                    continue
+                at = offsets[u]
+                fps = array("Q", map(unit.fps.__getitem__, picks))
+                os.pwrite(fds["fps"], fps.tobytes(), at * 8)
+                os.pwrite(fds["parents"], array("Q", map(unit.pfps.__getitem__, picks)).tobytes(), at * 8)
+                acts = unit.actions
+                os.pwrite(fds["actions"], array("I", [known[acts[i]] for i in picks]).tobytes(), at * 4)
+                if out is not None:
+                    kept = None
+                    if type(unit.states) is list:   # objects
+                        kept = [unit.states[i][:3] for i in picks]
+                        states = pack_states([e[1] for e in kept])
+                    else:
+                        path, offset, length = unit.states
+                        states = self._read(path, offset, length)
+                        if len(picks) != len(acts):
+                            states = pack_states(unpack_states(states, picks))
+                    offset = out.tell()
+                    write_record(out.write, states, pack_fps(fps, 64))
+                    fragments.append((at, out_path, offset, out.tell() - offset, len(picks), kept is not None))
+                    if kept is not None:
+                        held[(out_path, offset)] = kept
+        finally:
+            for fd in fds.values():
+                os.close(fd)
+            if out is not None:
+                out.close()
+        self.units = {}
+        self.held = held
+        for fd in self.fds.values():   # (the level read is done: its files may go)
+            os.close(fd)
+        self.fds = {}
+        return fragments

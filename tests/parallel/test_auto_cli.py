@@ -169,3 +169,16 @@ def test_workers_of_a_killed_run_go_too(tmp_path, process_group):
     for w in alive:
         os.kill(w, signal.SIGKILL)
     assert not alive, f"workers of the killed run left running: {alive}"
+
+
+def test_workers_above_the_cores_are_capped(tmp_path):
+    """--workers 1000 on a machine of fewer cores: one line says so, and the
+    run has as many workers as cores."""
+    from checker.search.parallel import cores
+    r = kmc(["check", QUICK, "--workers", "1000", "--json", "-q", "--out", str(tmp_path / "res")], tmp_path,
+            env={"KMC_AUTO_THRESHOLD": "300"})
+    assert r.returncode == 0, r.stderr
+    lines = [line for line in r.stderr.splitlines() if "--workers 1000" in line]
+    assert lines == [f"kmc: --workers 1000 is more than the {cores()} cores this run may use: {cores()} workers"]
+    out = json.loads(r.stdout)
+    assert out["distinct"] == 14304 and out["auto"]["workers"] == min(cores(), 1000)

@@ -212,3 +212,65 @@ def test_idle_meter_reads_proc_stat():
         pass
     idle = meter.idle_cores()
     assert idle is None or 0.0 <= idle <= 2.0
+
+
+def _quorum(row: str) -> dict:
+    import json
+    rows = {r["name"]: r for r in json.loads((ROOT / "tests" / "conformance" / "data" / "quorum-tlc.json").read_text())}
+    return {"model": "kraft_quorum", "variant": rows[row]["variant"], "constants": rows[row]["constants"]}, rows[row]
+
+
+@pytest.mark.parametrize("row", ["q-h3-v2-vpe1", "q-h3-v2-vpe2"])
+def test_narrow_spaces(row):
+    """Levels of a few to a few hundred states (the quorum's 1,284 and 14,740
+    state spaces, TLC's counts): every level on the pool, cut into units of
+    at most 64 states so that both workers get some."""
+    config, tlc = _quorum(row)
+    local, auto, info = run_both(config, CheckOptions(), 1)
+    assert handed_over(info) == 0 and auto.distinct == tlc["distinct"]
+    assert len(auto.per_level_distinct) == tlc["levels"]
+
+
+def test_unit_sizes_keep_every_worker_busy():
+    from checker.search import parallel
+    assert parallel._unit_size(100_000, 2) == parallel.CHUNK_STATES
+    size = parallel._unit_size(3_000, 16)
+    assert size == min(parallel.MIN_UNIT, parallel.CHUNK_STATES) and 2048 % size == 0
+
+
+@pytest.mark.parametrize("grow_at", [0.7, 100.0])
+def test_wide_space_and_a_growing_seen_set(monkeypatch, grow_at):
+    """The kip966 reference to depth 9 (levels of up to 35,735 states): the
+    shared seen set grows between units (0.7), or only when an insert finds
+    it full (never grown before: the unit is expanded again on the grown
+    table), with the local engine's answers either way."""
+    from checker.search import parallel
+    monkeypatch.setattr(parallel, "GROW_AT", grow_at)
+    spec = load_spec(ROOT / "specs" / "kraft-kip966-reference.toml")
+    options = CheckOptions(max_depth=9)
+    local = check(*spec.build(), options)
+    auto = check_auto(*spec.build(), options, threshold=2000, workers=2)
+    assert_same(local, auto)
+    handed_over(auto.engine)
+    assert max(local.per_level_distinct) > 30_000
+
+
+def test_the_same_answers_under_other_hash_seeds(tmp_path):
+    """The violation, its trace and every count equal across hash seeds
+    (each worker is a process of its own seed's: a set's order)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    outs = []
+    for seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "KMC_AUTO_THRESHOLD": "200", "KMC_AUTO_WORKERS": "2"}
+        r = subprocess.run([sys.executable, "-m", "checker.front.cli", "check",
+                            "specs/kraft-v3_5-last-replica-standing.toml", "--json", "-q", "--out",
+                            str(tmp_path / seed)], capture_output=True, text=True, env=env, cwd=ROOT)
+        assert r.returncode == 1, r.stderr
+        s = json.loads(r.stdout)
+        assert s["auto"]["handover_level"] is not None
+        outs.append({k: s[k] for k in ("distinct", "generated", "per_level_distinct", "per_action_generated",
+                                       "per_action_distinct", "violations")})
+    assert outs[0] == outs[1]

@@ -1,0 +1,37 @@
+"""bench/scaling.py runs from the source tree: one core against two on a
+few hundred states (the pool from a frontier of 10), the same counts, the
+table and the 2-worker ratios printed; a bad workload is one line, exit 2."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "bench" / "scaling.py"
+
+
+def test_one_and_two_workers(tmp_path):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one core")
+    out = tmp_path / "s.json"
+    r = subprocess.run([sys.executable, str(SCRIPT), "--workloads", "tiny", "--workers", "1,2", "--json", str(out)],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600,
+                       env={**os.environ, "KMC_AUTO_THRESHOLD": "10"})
+    assert r.returncode == 0, r.stderr
+    runs = json.loads(out.read_text())["runs"]
+    assert [(x["tool"], x["workers"]) for x in runs] == [("kmc", 1), ("kmc", 2)]
+    assert all(x["same_counts"] and x["counts"]["distinct"] == 367 for x in runs)
+    assert runs[1]["handover_level"] is not None and 0 < runs[1]["coordinator_share"] < 1
+    assert "tiny: wall local/auto" in r.stdout and "load average after" in r.stdout
+
+
+def test_bad_workload_is_one_line():
+    r = subprocess.run([sys.executable, str(SCRIPT), "--workloads", "nope"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=60)
+    assert r.returncode == 2 and r.stderr.strip() == ("scaling.py: error: unknown workload(s) nope (known: "
+                                                      "b3s1, q-h2-disrupt, reference-d13, tiny)")
