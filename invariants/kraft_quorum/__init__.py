@@ -81,7 +81,7 @@ _SOMETIMES = (
      "a leader leads an epoch a majority of its configuration has passed",
      lambda m: m.fetch_check_quorum),
     ("LowerHwmAnswered", lambda m: witnesses.lower_hwm_answered,
-     ("server_ids", "net_messages", "fetch_state", "hwm", "current_epoch"),
+     ("net_messages", "fetch_state", "hwm", "current_epoch"),
      "a fetch response its follower awaits carries a high watermark below the follower's",
      lambda m: m.monotonic_follower_hwm),
 )

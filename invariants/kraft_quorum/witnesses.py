@@ -137,10 +137,11 @@ def lower_hwm_answered(st) -> bool:
     """LowerHwmAnswered: a fetch response its follower awaits carries a high
     watermark below the follower's (the reference's follower takes it)."""
     t = MsgType.FetchResponse
+    epochs, hwms, fetches = st.current_epoch, st.hwm, st.fetch_state   # (each read once, on every state)
     for m in st.net_messages:
         if (m.type == t and m.result == FetchResult.Ok and m.error is None
-                and st.fetch_state[m.dest - 1].pending_fetch == m.correlation
-                and m.hwm < st.hwm[m.dest - 1]
-                and m.replica_epoch == st.current_epoch[m.dest - 1]):
+                and fetches[m.dest - 1].pending_fetch == m.correlation
+                and m.hwm < hwms[m.dest - 1]
+                and m.replica_epoch == epochs[m.dest - 1]):
             return True
     return False
