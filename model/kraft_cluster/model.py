@@ -23,7 +23,7 @@ from model.kraft_cluster.config import resolve
 from model.kraft_cluster.metadata import initial_batch, partition_log
 from model.kraft_cluster.mutants import mutant_flags
 from model.kraft_cluster.state import (
-    NO_GHOST, VARIABLES, BrokerRegistrationChangeRecord, BrokerRegistrationRecord,
+    CONTROLLER_VARIABLES, NO_GHOST, VARIABLES, BrokerRegistrationChangeRecord, BrokerRegistrationRecord,
     ClusterGhost, ClusterState, Pending, changed)
 from model.kraft_quorum.limits import helps_make_progress
 from model.kraft_quorum.model import QuorumModel, _message as quorum_message
@@ -50,8 +50,11 @@ class ClusterModel:
     name = "kraft_cluster"
     variables = VARIABLES
     # kraft's variables: with one controller that never fails over, their
-    # distinct states per level are kraft's (tests/conformance)
-    projections = {"kraft": KRAFT_VARIABLES}
+    # distinct states per level are kraft's (tests/conformance); the
+    # controllers' variables: where no broker can ask for a decision, their
+    # distinct states per level are kraft_quorum kip996's without client
+    # values (tests/conformance, docs/findings.md)
+    projections = {"kraft": KRAFT_VARIABLES, "controllers": CONTROLLER_VARIABLES}
 
     def __init__(self, variant: str, constants: dict):
         kraft_cfg, own, mutants = resolve(variant, constants)

@@ -120,3 +120,40 @@ def test_seeded_bug_is_found(mutant, tmp_path):
 def test_mutants_names_are_the_models():
     from model.kraft_cluster.mutants import MUTANTS
     assert set(MUTANTS) == set(SEEDED)
+
+
+def test_epoch_bound_leaves_controllers_without_a_leader():
+    """docs/findings.md (cluster, liveness): with 2 controllers and
+    ControllerMaxEpoch 2 the controllers' quorum reaches 60,972 states, in
+    35,736 of which no controller can ever lead again (all at epoch 2), so
+    a failover may end with no active controller under any fairness."""
+    from collections import deque
+
+    from model.kraft_quorum.state import Role
+    model, _ = build("kraft_cluster", "kip966", {
+        "Controllers": ["c1", "c2"], "MaxControllerFailovers": 1, "ControllerMaxEpoch": 2,
+        "ControllerMaxRestarts": 0, "MaxDisruptiveElectionTriggers": 1, "BrokerCount": 2,
+        "InitReplicationFactor": 2, "MinISR": 1, "InitIsrSize": 2, "FenceBrokerLimit": 1})
+    quorum = model.quorum_model
+    preds: dict = {s: [] for s in quorum.init_states()}
+    frontier = deque(preds)
+    while frontier:
+        s = frontier.popleft()
+        for _, t in quorum.successors(s):
+            if t not in preds:
+                preds[t] = []
+                frontier.append(t)
+            preds[t].append(s)
+    leads = deque(s for s in preds if Role.Leader in s.state)
+    can_lead = set(leads)
+    while leads:
+        for s in preds[leads.popleft()]:
+            if s not in can_lead:
+                can_lead.add(s)
+                leads.append(s)
+    never = [s for s in preds if s not in can_lead]
+    assert len(preds) == 60972 and len(never) == 35736
+    assert all(s.current_epoch[0] == 2 or s.current_epoch[1] == 2 for s in never)
+    assert sum(1 for s in never if s.state == (Role.Prospective, Role.Prospective)
+               and s.current_epoch == (2, 2)) == 23472
+    assert sum(1 for s in preds if (Role.Leader, 2) in zip(s.state, s.current_epoch)) == 23524
