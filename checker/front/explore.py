@@ -33,7 +33,6 @@ import random
 import re
 import threading
 from dataclasses import dataclass, field
-from enum import IntEnum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -78,25 +77,7 @@ def url(route: str, path: tuple[int, ...], at: int | None = None, **extra: Any) 
 
 def _toml(v: Any) -> str:
     """A fact's value as a scenario file writes it: TOML that `matches` reads back."""
-    if v is None:
-        return '"Nil"'
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, IntEnum):
-        return json.dumps(v.name)
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, (frozenset, set)):
-        return "[" + ", ".join(_toml(x) for x in sorted(v, key=show)) + "]"
-    if isinstance(v, tuple) and hasattr(v, "_fields"):
-        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(x)}" for k, x in zip(v._fields, v)) + "}"
-    if isinstance(v, (tuple, list)):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
-        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(x)}" for k, x in v.items()) + "}"
-    raise ValueError(f"no TOML form for {v!r}")
+    return show(v, toml=True)
 
 
 @dataclass

@@ -85,10 +85,12 @@ def facts_function(model) -> Callable[[Any, tuple], dict]:
     return registry.facts_function(model)
 
 
-def show(v) -> str:
-    """A value as a scenario file writes it (TOML-like)."""
+def show(v, toml: bool = False) -> str:
+    """A value as a scenario file writes it (TOML-like); toml=True: strict
+    TOML that a scenario file reads back (Nil as a string, keys quoted, a
+    value with no TOML form a ValueError)."""
     if v is None:
-        return NIL
+        return json.dumps(NIL) if toml else NIL
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, IntEnum):
@@ -97,14 +99,17 @@ def show(v) -> str:
         return str(v)
     if isinstance(v, str):
         return json.dumps(v)
+    key = json.dumps if toml else str
     if isinstance(v, (frozenset, set)):
-        return "[" + ", ".join(show(x) for x in sorted(v, key=_order)) + "]"
+        return "[" + ", ".join(show(x, toml) for x in sorted(v, key=_order)) + "]"
     if isinstance(v, tuple) and hasattr(v, "_fields"):
-        return "{" + ", ".join(f"{k} = {show(x)}" for k, x in zip(v._fields, v)) + "}"
+        return "{" + ", ".join(f"{key(k)} = {show(x, toml)}" for k, x in zip(v._fields, v)) + "}"
     if isinstance(v, (tuple, list)):
-        return "[" + ", ".join(show(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {show(x)}" for k, x in v.items()) + "}"
+        return "[" + ", ".join(show(x, toml) for x in v) + "]"
+    if isinstance(v, dict) and (not toml or all(isinstance(k, str) for k in v)):
+        return "{" + ", ".join(f"{key(k)} = {show(x, toml)}" for k, x in v.items()) + "}"
+    if toml:
+        raise ValueError(f"no TOML form for {v!r}")
     return str(v)
 
 
