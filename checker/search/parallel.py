@@ -101,6 +101,15 @@ class ParallelError(KmcError):
     exit_code = EXIT_EVALUATION
 
 
+def _worker_died(p, level: int) -> ParallelError:
+    """The error for worker process `p`, found dead while expanding `level`."""
+    p.join(5)
+    code = p.exitcode
+    how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+    return ParallelError(f"worker process {p.pid} of the parallel search died ({how}) while "
+                         f"expanding level {level}")
+
+
 def cores() -> int:
     """The cores this process may run on."""
     try:
@@ -415,12 +424,7 @@ class _Workers:
         try:
             msg = pickle.loads(self.conns[w].recv_bytes())
         except (EOFError, OSError):
-            p = self.procs[w]
-            p.join(5)
-            code = p.exitcode
-            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-            raise ParallelError(f"worker process {p.pid} of the parallel search died ({how}) while "
-                                f"expanding level {self.level}") from None
+            raise _worker_died(self.procs[w], self.level) from None
         kind = msg[0]
         if kind == "ok":
             _, new, violations, witnesses, deadlocks, names, stopped, held, record = msg
@@ -825,12 +829,7 @@ class SharedPool:
         try:
             msg = self.conns[w].recv()
         except (EOFError, OSError):
-            p = self.procs[w]
-            p.join(5)
-            code = p.exitcode
-            how = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-            raise ParallelError(f"worker process {p.pid} of the parallel search died ({how}) while "
-                                f"expanding level {level}") from None
+            raise _worker_died(self.procs[w], level) from None
         if msg[0] == "crash":
             raise ParallelError(f"the model failed in a worker process at level {level}: {msg[1]}")
         return msg
