@@ -17,7 +17,6 @@ from pathlib import Path
 
 import click
 
-from checker.front import explore, graph_cli, regress, scenario, simulate_cli, trace_cli
 from checker.front.expect import compare
 from checker.front.options import (DEFAULT_MEMORY, MIN_FREE_DISK, DepthType, KmcGroup, OutPath,
                                    SizeType, default_max_memory, progress_printer)
@@ -604,10 +603,10 @@ def list_cmd(model_name: str | None, as_json: bool, as_markdown: bool) -> int:
 
 
 # Every command of `kmc`, in one list: check and list above, the others in
-# their own modules (none of which imports this one).
-for _command in (regress.regress, graph_cli.graph, trace_cli.trace, scenario.scenario_cmd,
-                 simulate_cli.simulate_cmd, explore.explore_cmd):
-    cli.add_command(_command)
+# their own modules (none of which imports this one), imported when used.
+cli.lazy = {"regress": "checker.front.regress:regress", "graph": "checker.front.graph_cli:graph",
+            "trace": "checker.front.trace_cli:trace", "scenario": "checker.front.scenario:scenario_cmd",
+            "simulate": "checker.front.simulate_cli:simulate_cmd", "explore": "checker.front.explore:explore_cmd"}
 
 
 def main() -> None:

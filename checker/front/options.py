@@ -61,7 +61,22 @@ def _contradicting_flags(argv: list) -> None:
 
 class KmcGroup(click.Group):
     """Turns every error into one line on stderr and its exit code; lists
-    the commands with their whole first sentence."""
+    the commands with their whole first sentence. Commands named in `lazy`
+    (name -> "module:attribute") are imported when first asked for: a run
+    of `kmc check` does not pay for the browser's server or the graph
+    library."""
+
+    lazy: dict = {}
+
+    def list_commands(self, ctx) -> list:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in self.lazy:
+            import importlib
+            module, attr = self.lazy[name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), name)
+        return self.commands.get(name)
 
     def format_commands(self, ctx, formatter) -> None:
         rows = [(name, cmd.get_short_help_str(limit=300))

@@ -592,13 +592,14 @@ def auto_expander(threshold: int | None = None, workers: int | None = None) -> A
 
 # ---- the pool of workers that live for the whole run ----------------------------------
 
-# A level's states are cut into units of at most this many (a power of 2 that
-# divides the local engine's chunk, so a unit lies in one of its chunks), and
-# halved down to MIN_UNIT until each worker gets UNITS_PER_WORKER of them: a
-# narrow level keeps every worker busy, a wide one costs one hand-over per
-# 2,048 states.
+# A level's states are cut into units that never cross one of the local
+# engine's chunks (CHUNK_STATES), guided: each unit holds the level's states
+# not yet cut over GUIDE * workers, between MIN_UNIT and CHUNK_STATES. A wide
+# level's first units cost one hand-over per 2,048 states; its last ones
+# shrink to MIN_UNIT, so the workers end a level together (the last unit is
+# what the others wait for); a narrow level gives every worker several.
 MIN_UNIT = 64
-UNITS_PER_WORKER = 4
+GUIDE = 2
 # the shared seen set grows (doubles) when it is this full (between units)
 GROW_AT = 0.7
 
@@ -613,11 +614,15 @@ def shared_pool_fits(search: Search) -> bool:
             and type(search).absorb is Search.absorb and type(search).worker_extras is Search.worker_extras)
 
 
-def _unit_size(n: int, workers: int) -> int:
-    size = CHUNK_STATES
-    while size > MIN_UNIT and n < size * workers * UNITS_PER_WORKER:
-        size //= 2
-    return max(1, size)
+def _unit_sizes(n: int, workers: int) -> list:
+    """(first state's index, states) of a level's units (GUIDE's rule)."""
+    out, start = [], 0
+    while start < n:
+        size = min(CHUNK_STATES, max(MIN_UNIT, (n - start) // (GUIDE * workers)))
+        end = min(n, start + size, (start // CHUNK_STATES + 1) * CHUNK_STATES)
+        out.append((start, end - start))
+        start = end
+    return out
 
 
 def _memory_slots() -> int:
@@ -743,14 +748,14 @@ def _level_from_frontier(search: Search, frontier) -> _SharedLevel:
     return level
 
 
-def _units(level: _SharedLevel, size: int) -> list:
-    """The level cut into units of `size` states: (first state's index,
+def _units(level: _SharedLevel, workers: int) -> list:
+    """The level cut into units (_unit_sizes): (first state's index,
     states, [(fragment, lo, hi)])."""
     units = []
     frags = level.fragments
     fi, fstart = 0, 0        # fragment index, the level index of its first state
-    for start in range(0, level.n, size):
-        end = min(level.n, start + size)
+    for start, size in _unit_sizes(level.n, workers):
+        end = start + size
         pieces = []
         pos = start
         while pos < end:
@@ -861,7 +866,7 @@ class SharedPool:
             while want * GROW_AT < used + self.growth * n_in:
                 want *= 2
             self.table.grow(want)
-        units = _units(frontier, _unit_size(n_in, self.workers))
+        units = _units(frontier, self.workers)
         pending_names = tuple(p.name for p in search.ctx.sometimes)
         # a level the local engine keeps in memory stays objects in the workers that found its states
         spill = search.options.spill_states

@@ -231,11 +231,22 @@ def test_narrow_spaces(row):
     assert len(auto.per_level_distinct) == tlc["levels"]
 
 
-def test_unit_sizes_keep_every_worker_busy():
+@pytest.mark.parametrize("n, workers", [(100_000, 2), (18_000, 2), (3_000, 16), (1_000, 2), (5, 4), (0, 2)])
+def test_unit_sizes_keep_every_worker_busy(n, workers):
+    """Units cover the level in order, never cross a local chunk, start at
+    2,048 states on a wide level and end at MIN_UNIT (the others' wait)."""
     from checker.search import parallel
-    assert parallel._unit_size(100_000, 2) == parallel.CHUNK_STATES
-    size = parallel._unit_size(3_000, 16)
-    assert size == min(parallel.MIN_UNIT, parallel.CHUNK_STATES) and 2048 % size == 0
+    units = parallel._unit_sizes(n, workers)
+    assert [u[0] for u in units] == [sum(u[1] for u in units[:i]) for i in range(len(units))]
+    assert sum(u[1] for u in units) == n
+    chunk = parallel.CHUNK_STATES
+    assert all(start // chunk == (start + size - 1) // chunk and 0 < size <= chunk for start, size in units)
+    if n >= 2 * parallel.GUIDE * workers * chunk:
+        assert units[0][1] == chunk
+    if n >= parallel.MIN_UNIT:
+        assert units[-1][1] <= parallel.MIN_UNIT
+    if n >= workers * parallel.MIN_UNIT:
+        assert len(units) >= workers
 
 
 @pytest.mark.parametrize("grow_at", [0.7, 100.0])

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from checker.front import regress as regress_module
 from checker.front.cli import cli
 from checker.front.regress import (TABLE_BEGIN, TABLE_END, fault_budget, find_specs, markdown_tables,
                              readme_blocks, render_readme, spec_group)
@@ -22,8 +21,6 @@ PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def kmc(*args):
-    if "regress" not in cli.commands:
-        regress_module.register(cli)
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 

@@ -22,8 +22,6 @@ TWOPHASE = (SPECS / "toy-twophase.toml").read_text()
 
 
 def kmc(*args):
-    if "regress" not in cli.commands:
-        regress_module.register(cli)
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 

@@ -20,8 +20,6 @@ BLOCK = "<!-- BEGIN kmc regress --markdown -->\nold\n<!-- END kmc regress --mark
 
 
 def kmc(*args):
-    if "regress" not in cli.commands:
-        regress_module.register(cli)
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from checker.front import regress as regress_module
 from checker.front.cli import cli
 from checker.front.spec import load_spec
 from checker.search.errors import SpecError
@@ -24,8 +23,6 @@ KRAFT_QUICK = (SPECS / "kraft-kip966-quick.toml").read_text().split("[expect]")[
 
 
 def kmc(*args):
-    if "regress" not in cli.commands:
-        regress_module.register(cli)
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 
