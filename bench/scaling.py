@@ -96,6 +96,20 @@ def build_native() -> str:
     return f"compiled ({out.name})"
 
 
+def compile_sources(prefix: Path) -> None:
+    """Every run reads its modules' bytecode from `prefix` (a checkout's
+    source tree, PYTHONDONTWRITEBYTECODE or not, would otherwise compile
+    them in every run, as neither engine does once installed)."""
+    import compileall
+    import contextlib
+    import io
+    sys.pycache_prefix = str(prefix)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for folder in ("checker", "model", "invariants"):
+            compileall.compile_dir(ROOT / folder, quiet=2)
+    sys.pycache_prefix = None
+
+
 def cpu_sets(n_max: int | None) -> tuple[list[int], list[int]]:
     """The cores to pin to, and the worker counts: 1, 2, 4, ... and the cores."""
     cores = sorted(os.sched_getaffinity(0))
@@ -121,7 +135,9 @@ def run_kmc(name: str, workers: int, cores: list[int], folder: Path) -> dict:
     args = ["check", str(spec), *extra, "--json", "-q", "--out", str(folder / "runs")]
     args += ["--engine", "local"] if workers == 1 else ["--workers", str(workers)]
     pinned = cores[:workers]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(folder)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(folder),
+           "PYTHONPYCACHEPREFIX": str(folder / "pycache")}   # (compile_sources: bytecode as an installed kmc has it)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", DRIVER.replace("@ROOT@", repr(str(ROOT))).replace("@ARGS@", repr(args))], capture_output=True,
                        text=True, cwd=ROOT, env=env, preexec_fn=lambda: os.sched_setaffinity(0, pinned))
@@ -245,6 +261,7 @@ def main(argv=None) -> int:
     rows, ok = [], True
     with tempfile.TemporaryDirectory(prefix="kmc-scaling-") as tmp:
         folder = Path(tmp)
+        compile_sources(folder / "pycache")
         try:
             for name in names:
                 base = None

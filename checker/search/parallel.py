@@ -14,10 +14,11 @@ Every per-state step runs in the workers; the coordinator (the run's
 process) works per unit of states and per level only. A level goes in three
 steps:
 
-1. expand: the level is cut into units (at most 2,048 states, fewer for a
-   narrow level so that each worker gets several; a unit never crosses one
-   of the local engine's chunks), handed out in order to whichever worker is
-   free. A worker rebuilds its unit's states from the previous level's
+1. expand: the level is cut into units (_unit_sizes: from 2,048 states
+   down to 64 at the level's end; a unit never crosses one of the local
+   engine's chunks, nor a change of the worker holding its states), handed
+   out to whichever worker is free, its own first. A worker takes its
+   unit's states as it kept them or rebuilds them from the previous level's
    records, expands them with checker.search.expand.expand_chunk -- the
    local engine's expansion and checks -- against the shared table: each
    successor carries a key, (its parent's index in the level, its ordinal
@@ -749,10 +750,13 @@ def _level_from_frontier(search: Search, frontier) -> _SharedLevel:
 
 
 def _units(level: _SharedLevel, workers: int) -> list:
-    """The level cut into units (_unit_sizes): (first state's index,
-    states, [(fragment, lo, hi)])."""
+    """The level cut into units (_unit_sizes), and further where the
+    worker that holds the states as objects changes (a unit's states are
+    then rebuilt by nobody but a worker that steals it): (first state's
+    index, states, [(fragment, lo, hi)])."""
     units = []
     frags = level.fragments
+    holder = level.holders.get
     fi, fstart = 0, 0        # fragment index, the level index of its first state
     for start, size in _unit_sizes(level.n, workers):
         end = start + size
@@ -763,6 +767,9 @@ def _units(level: _SharedLevel, workers: int) -> list:
                 fstart += frags[fi][3]
                 fi += 1
             hi = min(end, fstart + frags[fi][3])
+            if pieces and holder(frags[fi][:2]) != holder(pieces[0][0][:2]):
+                units.append((start, pos - start, pieces))
+                start, pieces = pos, []
             pieces.append((frags[fi], pos - fstart, hi - fstart))
             pos = hi
         units.append((start, end - start, pieces))
