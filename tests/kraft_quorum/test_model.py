@@ -179,3 +179,26 @@ def test_a_leader_resigns_on_check_quorum_only_without_fetches_from_a_majority()
             assert "CheckQuorumRestart" in names and "CheckQuorumResign" not in names
             return
     raise AssertionError("no fetch was counted")
+
+
+def test_three_voters_are_the_fewest_that_depose_a_leader():
+    """LeaderDeposed (CheckQuorum fetch): with three voters a disruptive
+    timeout into epoch 2 and a vote granted for it leave leader 1 behind a
+    majority in two steps; with two voters a majority includes the leader,
+    so no state within 10 steps (nor in the whole graph, docs/findings.md)
+    has one."""
+    from invariants.kraft_quorum.witnesses import deposed
+
+    def first_deposed(constants, depth):
+        model, _ = build("kraft_quorum", "kip853", constants)
+        for s, _succ in _states(model, depth + 1):
+            if any(deposed(s, x) for x in range(1, len(s.server_ids) + 1)):
+                return s
+        return None
+
+    three = {**SMALL, "MaxEpoch": 2, "MaxRestarts": 0}
+    s = first_deposed(three, 2)
+    assert s is not None and s.state[0] == Role.Leader and s.current_epoch == (1, 2, 2)
+    two = {**three, "Hosts": ["h1", "h2"], "InitClusterSize": 2, "MinClusterSize": 2,
+           "MaxClusterSize": 2, "MaxSpawnedServers": 2, "MaxConnectivityChanges": 1}
+    assert first_deposed(two, 10) is None
