@@ -32,7 +32,11 @@ STORAGE_PER_BROKER = {"partition_flushed": 1, "partition_hwm_checkpoint": 1, "gh
 _ALL_PER_BROKER = {**PER_BROKER, **STORAGE_PER_BROKER}
 # record fields that the reference leaves out (rather than Nil) when None here
 ABSENT_WHEN_NONE = {
-    "PartitionChangeRecord": {"adding", "removing"},
+    "PartitionChangeRecord": {"adding", "removing", "min_isr"},
+    # MinIsrChanges = [] (the reference): no min.insync.replicas in the state
+    "ControllerPartitionMetadata": {"min_isr"},
+    "Kip966Ctrs": {"min_isr_change_ctr"}, "V35Ctrs": {"min_isr_change_ctr"},
+    "StorageCtrs": {"min_isr_change_ctr"},
     "AlterPartitionResponse": {"replicas", "isr", "leader", "leader_epoch", "partition_epoch"},
     "RegisterBrokerRequest": {"broker_epoch"},
 }
