@@ -292,16 +292,15 @@ def unfence_broker(k, s, b, mt, out):
                                     con_partition_metadata=cpm, con_metadata_log=log))))
 
 
-
 def alter_min_isr(k, s, mt, out):
     """AlterMinIsr: the operator sets min.insync.replicas to the next value of
     MinIsrChanges (incrementalAlterConfigs). The controller writes the config
-    and, with an ELR (KAFKA-16540), a partition change clearing the ELR and the
-    last-known ELR - chosen under the old value, they may not hold what the new
-    one needs (ReplicationControlManager, KAFKA-16540).
-    Leader, ISR and leader epoch stay; the partition epoch moves only with a
-    cleared ELR, as Kafka writes no partition record otherwise. One metadata
-    record stands for both: the brokers read the new value from it."""
+    and, if the partition has an ELR or a last-known ELR, a partition change
+    clearing both (KAFKA-16540): chosen under the old value, they may not hold
+    what the new one needs. Leader, ISR and leader epoch stay; the partition
+    epoch moves only with a cleared ELR, as Kafka writes no partition record
+    otherwise. One metadata record stands for both: the brokers read the new
+    value from it."""
     ctrs = s.aux_ctrs
     done = ctrs.min_isr_change_ctr
     if done >= len(k.min_isr_changes):
