@@ -3,12 +3,12 @@
 
 The reference marks its safety-critical guards with a `\\* CHECK` comment (ten
 places, the same in kip-966 and v3.5). Each mutant below switches off one of
-them. Five more are small deviations beyond the CHECKs, the kind a developer
+them. More are small deviations beyond the CHECKs, the kind a developer
 could introduce: keep_unclean_broker_in_elr (the storage variants'
-UncleanExclusion) and one for each invariant no CHECK breaks
+UncleanExclusion), one for each invariant no CHECK breaks
 (LogMatchingProperty, MetadataLogMatchingProperty, MinIsrRecoveryQuorum:
 tests/quality/test_mutants.py checks every protocol invariant catches some
-mutant). A spec selects mutants with the constant `Mutants` (a list of names,
+mutant), and keep_elr_on_min_isr_change (MinIsrChanges: KAFKA-16540 undone). A spec selects mutants with the constant `Mutants` (a list of names,
 default []: the reference protocol, every conformance count unchanged).
 
 A guard site reads its flag only where the guard would have decided
