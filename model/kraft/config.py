@@ -74,6 +74,14 @@ _MIN_ISR_CHANGES = Constant(
     "each (Kafka allows any number at any time: a bound of the model); the controller clears "
     "the partition's ELR and last-known ELR at each (KAFKA-16540) and a broker uses the new "
     "value once its metadata log has it; [] (default): MinISR never changes, the reference")
+# not Kafka's: a fix kmc evaluates for the race of a raise with an ISR shrink
+# (docs/findings.md); false (default) is Kafka's
+_MIN_ISR_CHANGE_BUMPS = Constant(
+    "MinIsrChangeBumpsPartitionEpoch", bool, False,
+    "false (default, Kafka): AlterMinIsr moves the partition epoch only when it clears an ELR "
+    "(Kafka writes no partition change otherwise); true (not Kafka): at every change, so an "
+    "AlterPartition request built before the leader read the change is rejected "
+    "(MinIsrChanges only)")
 
 KIP966_CONSTANTS = _COMMON_HEAD + (
     Constant("NoDataLossShutdownLimit", int, 0, "shutdowns that keep the log (clean or not)"),
@@ -152,9 +160,9 @@ _FETCH_SURVIVES_DOC = ("a fetch request in flight from a broker that stops is st
                        "the leader (Kafka; KIP-903's race); false: dropped with the stop, as the "
                        "reference's DropFetchSessions does")
 KIP966_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER,
-                     _MIN_ISR_CHANGES)
+                     _MIN_ISR_CHANGES, _MIN_ISR_CHANGE_BUMPS)
 V3_5_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER,
-                   _MIN_ISR_CHANGES)
+                   _MIN_ISR_CHANGES, _MIN_ISR_CHANGE_BUMPS)
 # the storage variants are not the reference: Kafka's behaviour by default
 _STORAGE_FETCH = Constant(
     "FetchRequestsSurviveStop", bool, True,
@@ -206,8 +214,8 @@ _STORAGE_KAFKA = (
              "pre-empt) or append (the rolled segments are flushed in the appending step)",
              choices=SEGMENT_ROLL_FLUSHES),
 )
-KIP966_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER, _MIN_ISR_CHANGES)
-V3_5_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER, _MIN_ISR_CHANGES)
+KIP966_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER, _MIN_ISR_CHANGES, _MIN_ISR_CHANGE_BUMPS)
+V3_5_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER, _MIN_ISR_CHANGES, _MIN_ISR_CHANGE_BUMPS)
 # constants that only mean something under one flush policy
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
 
@@ -397,6 +405,12 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
         del cfg["FetchRequestsSurviveStop"]
     if not cfg["Consumer"]:  # likewise: the reference has no consumer client
         del cfg["Consumer"]
+    if cfg["MinIsrChangeBumpsPartitionEpoch"] and not cfg["MinIsrChanges"]:
+        raise ModelConfigError(
+            f"kraft/{variant}: MinIsrChangeBumpsPartitionEpoch = true needs MinIsrChanges "
+            f"(no change is made without it)")
     if not cfg["MinIsrChanges"]:  # likewise: the reference's MinISR never changes
         del cfg["MinIsrChanges"]
+    if not cfg["MinIsrChangeBumpsPartitionEpoch"]:  # likewise: Kafka's
+        del cfg["MinIsrChangeBumpsPartitionEpoch"]
     return v, cfg

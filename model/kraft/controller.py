@@ -308,8 +308,10 @@ def alter_min_isr(k, s, mt, out):
     value = k.min_isr_changes[done]
     md = s.con_partition_metadata
     elr, last_known_elr, pe = md.elr, md.last_known_elr, md.partition_epoch
-    if (elr or last_known_elr) and not k.mutant.keep_elr_on_min_isr_change:  # a mutant keeps them
+    cleared = (elr or last_known_elr) and not k.mutant.keep_elr_on_min_isr_change  # a mutant keeps them
+    if cleared:
         elr = last_known_elr = EMPTY
+    if cleared or k.min_isr_change_bumps_epoch:  # MinIsrChangeBumpsPartitionEpoch: not Kafka's
         pe += 1
     cpm = md._replace(elr=elr, last_known_elr=last_known_elr, partition_epoch=pe, min_isr=value)
     record = PartitionChangeRecord(_PCR, md.isr, elr, md.leader, md.leader_epoch, pe, md.replicas,

@@ -112,6 +112,7 @@ class KraftModel:
         self.min_isr = cfg["MinISR"]
         # the operator's min.insync.replicas changes, in order (config.py; [] = none)
         self.min_isr_changes = tuple(cfg.get("MinIsrChanges", ()))
+        self.min_isr_change_bumps_epoch = cfg.get("MinIsrChangeBumpsPartitionEpoch", False)
         self.fence_broker_limit = cfg["FenceBrokerLimit"]
         self.leader_shrink_isr_limit = cfg["LeaderShrinkIsrLimit"]
         self.reassignment_limit = cfg["ReassignmentLimit"]

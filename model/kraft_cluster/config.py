@@ -36,7 +36,7 @@ CONTROLLER_CONSTANTS = (
 
 def _kraft_part(decls):
     # MinIsrChanges: not modelled here (the partition under the quorum keeps MinISR)
-    return tuple(c for c in decls if c.name not in ("Mutants", "MinIsrChanges"))
+    return tuple(c for c in decls if c.name not in ("Mutants", "MinIsrChanges", "MinIsrChangeBumpsPartitionEpoch"))
 
 
 CONSTANTS = {"kip966": _kraft_part(KIP966_CONSTANTS) + CONTROLLER_CONSTANTS + (_MUTANTS,),

@@ -166,3 +166,16 @@ def test_the_mutant_is_caught(prop, depth):
                                   "ValidControllerIsrAndElr"])
 def test_without_the_mutant_the_same_search_is_clean(prop):
     assert _check_alone(prop, 6, Mutants=[]).outcome == "pass"
+
+
+def test_the_epoch_bump_is_not_kafkas_and_fences_a_shrink_built_before_the_change():
+    m = kip966(MinISR=1, MinIsrChanges=[2], MinIsrChangeBumpsPartitionEpoch=True, FenceBrokerLimit=1,
+               LeaderShrinkIsrLimit=1)
+    s = run(m, ("SendAlterPartitionRequest", 1), ("AlterMinIsr", None))
+    md = s.con_partition_metadata
+    assert md.elr == frozenset() and md.partition_epoch == 2  # moved though nothing was cleared
+    t = step(m, s, "ReceiveAlterPartitionRequest", 1)  # built on partition epoch 1: rejected
+    assert t.con_partition_metadata == md
+    with pytest.raises(ModelConfigError, match="needs MinIsrChanges"):
+        kip966(MinIsrChangeBumpsPartitionEpoch=True)
+    assert "MinIsrChangeBumpsPartitionEpoch" not in kip966(MinIsrChanges=[1]).constants
