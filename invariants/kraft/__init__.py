@@ -121,6 +121,14 @@ _STORAGE_WITNESSES = (
      "its leadership and took it out of the ISR, but it crashed before it flushed and wrote its "
      "broker epoch file (ControlledShutdownSteps)", None),
 )
+# with MinIsrChanges only: after the above
+_MIN_ISR_WITNESSES = (
+    ("MinIsrChanged", witnesses.min_isr_changed,
+     "an AlterMinIsr step set min.insync.replicas", None),
+    ("ElrClearedByMinIsrChange", witnesses.elr_cleared_by_min_isr_change,
+     "a min.insync.replicas change to another value cleared a non-empty ELR or last-known "
+     "ELR (KAFKA-16540)", (KIP966,)),
+)
 # the witnesses of unclean recovery, which UncleanRecoveryStrategy manual never starts
 _RECOVERY_WITNESSES = ("UncleanRecoveryReported", "UncleanRecoveryLostData")
 
@@ -200,7 +208,14 @@ _READS = {
     "ConsumerOffsetReset": ("consumer",),
     "HwmCheckpointed": ("broker_state", "partition_hwm_checkpoint"),
     "CrashedInControlledShutdown": ("broker_state", "con_controlled_shutdown"),
+    "MinIsrChanged": ("con_partition_metadata",),
+    "ElrClearedByMinIsrChange": ("con_metadata_log",),
 }
+
+# what the properties read besides when min.insync.replicas is state
+# (MinIsrChanges): the leader's value is in its metadata log
+_MIN_ISR_READS = {"ReplicationQuorumSupersetProperty": _READS["ReplicationQuorumSupersetProperty"]
+                  + ("broker_metadata_log",)}
 
 # what the storage variants' versions read besides (ValidFetcherState: a
 # follower in controlled shutdown outside its ISR fetches from none)
@@ -228,12 +243,16 @@ def kraft_properties(model) -> list[Property]:
     invariants = (_INVARIANTS + (_STORAGE_INVARIANTS if ctx.storage else ())
                   + (_CONSUMER_INVARIANTS if with_consumer else ()))
     reads = dict(_READS, **_STORAGE_READS) if ctx.storage else _READS
+    if ctx.min_isr_changes:
+        reads = dict(reads, **_MIN_ISR_READS)
     props = [Property(name, ALWAYS, factory(ctx), doc, reads[name],
                       _PARTS[name](ctx) if name in _PARTS else None)
              for name, factory, doc, variants in invariants
              if variants is None or ctx.variant in variants]
     witnesses_ = (_WITNESSES + (_STORAGE_WITNESSES if ctx.storage else ())
                   + (_CONSUMER_WITNESSES if with_consumer else ()))
+    if ctx.min_isr_changes:  # the operator changes min.insync.replicas (AlterMinIsr)
+        witnesses_ += _MIN_ISR_WITNESSES
     if ctx.strategy == "manual":  # no unclean recovery can happen
         witnesses_ = tuple(w for w in witnesses_ if w[0] not in _RECOVERY_WITNESSES)
     for name, factory, doc, variants in witnesses_:

@@ -35,6 +35,9 @@ class KraftContext:
     values: frozenset  # the producer values, as our states hold them (str)
     storage: bool = False        # kip966_storage / v3_5_storage (KraftStorageState)
     strategy: str | None = None  # UncleanRecoveryStrategy (kip966_storage)
+    # MinIsrChanges: () keeps MinISR constant; else min.insync.replicas is state,
+    # read with model.kraft.state's controller_min_isr / broker_min_isr(ctx, ...)
+    min_isr_changes: tuple = ()
 
     @property
     def brokers(self) -> range:
@@ -64,6 +67,7 @@ def context_of(model) -> KraftContext:
         values=frozenset(str(v) for v in values),
         storage=storage,
         strategy=constants.get("UncleanRecoveryStrategy") if storage else None,
+        min_isr_changes=tuple(constants.get("MinIsrChanges", ())),
     )
 
 

@@ -13,7 +13,7 @@ common path where nothing has been committed yet.
 """
 from __future__ import annotations
 
-from model.kraft.state import NO_LEADER, BrokerStatus, Role
+from model.kraft.state import NO_LEADER, BrokerStatus, Role, broker_min_isr, controller_min_isr
 
 from invariants.kraft.common import KIP966, KraftContext
 
@@ -77,6 +77,7 @@ def replication_quorum_superset(ctx: KraftContext):
     covers the controller's ISR (kip966: and ELR, when the leader ISR >= MinISR)."""
     n = ctx.broker_count
     min_isr = ctx.min_isr
+    dynamic = bool(ctx.min_isr_changes)  # the leader's own value (MinIsrChanges)
     kip966 = ctx.variant == KIP966
 
     def ReplicationQuorumSupersetProperty(s) -> bool:
@@ -96,7 +97,7 @@ def replication_quorum_superset(ctx: KraftContext):
                 if md.maximal_isr != md.isr:
                     return False
             if kip966:
-                if len(md.isr) >= min_isr:
+                if len(md.isr) >= (broker_min_isr(ctx, s, i + 1) if dynamic else min_isr):
                     maximal = md.maximal_isr
                     if not cmd.isr <= maximal or not cmd.elr <= maximal:
                         return False
@@ -111,12 +112,13 @@ def min_isr_recovery_quorum(ctx: KraftContext):
     """MinIsrRecoveryQuorum (kip966): with ISR and ELR empty, the LastKnownELR
     (the unclean recovery quorum) has exactly MinISR members."""
     min_isr = ctx.min_isr
+    dynamic = bool(ctx.min_isr_changes)  # the controller's current value (MinIsrChanges)
 
     def MinIsrRecoveryQuorum(s) -> bool:
         md = s.con_partition_metadata
         if md.isr or md.elr:
             return True
-        return len(md.last_known_elr) == min_isr
+        return len(md.last_known_elr) == (controller_min_isr(ctx, s) if dynamic else min_isr)
 
     return MinIsrRecoveryQuorum
 
@@ -130,12 +132,13 @@ def recovery_quorum_at_least_min_isr(ctx: KraftContext):
     UpdateElr nor Kafka's PartitionChangeBuilder trims the ELR to MinISR
     (docs/findings.md)."""
     min_isr = ctx.min_isr
+    dynamic = bool(ctx.min_isr_changes)
 
     def RecoveryQuorumAtLeastMinIsr(s) -> bool:
         md = s.con_partition_metadata
         if md.isr or md.elr:
             return True
-        return len(md.last_known_elr) >= min_isr
+        return len(md.last_known_elr) >= (controller_min_isr(ctx, s) if dynamic else min_isr)
 
     return RecoveryQuorumAtLeastMinIsr
 

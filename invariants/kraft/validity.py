@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from model.kraft.state import (
     NO_LEADER,
+    controller_min_isr,
     BrokerFetcher,
     BrokerReg,
     BrokerState,
@@ -85,6 +86,7 @@ def type_ok_parts(ctx: KraftContext) -> tuple:
     values = ctx.values
     kip966 = ctx.variant == KIP966
     ctrs_type = StorageCtrs if ctx.storage else (Kip966Ctrs if kip966 else V35Ctrs)
+    min_isr_values = frozenset(ctx.min_isr_changes)  # what AlterMinIsr may set
     broker_statuses = frozenset(BrokerStatus)
     reg_statuses = frozenset(RegStatus)
     roles = frozenset(Role)
@@ -123,7 +125,8 @@ def type_ok_parts(ctx: KraftContext) -> tuple:
                 and (subset_of_brokers(m.elr) and subset_of_brokers(m.last_known_elr)
                      if kip966 else m.elr == empty and m.last_known_elr == empty)
                 and leader_ok(m.leader) and _nat(m.leader_epoch) and _nat(m.partition_epoch)
-                and subset_of_brokers(m.adding) and subset_of_brokers(m.removing))
+                and subset_of_brokers(m.adding) and subset_of_brokers(m.removing)
+                and (m.min_isr is None or m.min_isr in min_isr_values))
 
     def broker_state_ok(b) -> bool:  # BrokerSideState
         return (type(b) is BrokerState and b.status in broker_statuses
@@ -149,10 +152,11 @@ def type_ok_parts(ctx: KraftContext) -> tuple:
     def ctrs_ok(c) -> bool:  # StateSpaceLimitCtrs
         if type(c) is not ctrs_type:
             return False
-        for x in c:
+        for x in c[:-1]:
             if not _nat(x):
                 return False
-        return True
+        # AlterMinIsr's counter: None without MinIsrChanges
+        return _nat(c[-1]) if min_isr_values else c[-1] is None
 
     def values_ok(x) -> bool:  # SUBSET Values
         return type(x) is frozenset and x <= values
@@ -299,6 +303,7 @@ def valid_controller_isr_and_elr(ctx: KraftContext):
     """ValidControllerIsrAndElr (kip966): ISR and ELR are disjoint sets of
     replicas, and the ELR is empty while the ISR has MinISR members."""
     min_isr = ctx.min_isr
+    dynamic = bool(ctx.min_isr_changes)  # the controller's current value (MinIsrChanges)
 
     def ValidControllerIsrAndElr(s) -> bool:
         md = s.con_partition_metadata
@@ -308,7 +313,7 @@ def valid_controller_isr_and_elr(ctx: KraftContext):
         if elr:
             if not elr <= replicas or not elr.isdisjoint(isr):
                 return False
-            if len(isr) >= min_isr:
+            if len(isr) >= (controller_min_isr(ctx, s) if dynamic else min_isr):
                 return False
         return True
 

@@ -171,3 +171,31 @@ def record_consumed(ctx: KraftContext):
         return s.inv_true_hwm > 1
 
     return RecordConsumed
+
+
+def min_isr_changed(ctx: KraftContext):
+    """MinIsrChanged (MinIsrChanges): an AlterMinIsr step set the controller's
+    min.insync.replicas."""
+
+    def MinIsrChanged(s) -> bool:
+        return s.con_partition_metadata.min_isr is not None
+
+    return MinIsrChanged
+
+
+def elr_cleared_by_min_isr_change(ctx: KraftContext):
+    """ElrClearedByMinIsrChange (kip966, MinIsrChanges): a metadata record
+    changes min.insync.replicas to another value and clears an ELR or
+    last-known ELR that the record before it held (KAFKA-16540)."""
+    default = ctx.min_isr
+
+    def ElrClearedByMinIsrChange(s) -> bool:
+        log = s.con_metadata_log
+        for before, record in zip(log, log[1:]):
+            if (record.min_isr is not None and record.min_isr != (before.min_isr or default)
+                    and (before.elr or before.last_known_elr)
+                    and not record.elr and not record.last_known_elr):
+                return True
+        return False
+
+    return ElrClearedByMinIsrChange

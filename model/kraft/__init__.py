@@ -111,6 +111,15 @@ a refinement of KIP-966 description 5 that leaves kip966 / v3_5 untouched:
   variables, then 5 more. Quirks 3-18 are kept (5 and 6 unless
   ReferenceQuirks = false).
 
+Dynamic min.insync.replicas (every variant but kraft_cluster's, not of the
+reference): MinIsrChanges lists the values an operator sets, in order, each
+an AlterMinIsr step (a global action after the reference's) that clears the
+ELR and the last-known ELR (KAFKA-16540). The controller's value is
+con_partition_metadata.min_isr, a broker's that of the last record of its
+metadata log (state.controller_min_isr, state.broker_min_isr); with the
+default [] these fields are None, MinISR is read and the state space is the
+reference's.
+
 The reference's VIEW (all variables but messages_discard and aux_*) is
 offered as the view "reference"; counts under a view depend on exploration
 order in TLC, so conformance figures are taken without it.

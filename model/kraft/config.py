@@ -65,6 +65,24 @@ _CONSUMER = Constant(
     "observes: no broker step depends on it, so what brokers can do is unchanged; it adds "
     "its own steps and variable, and the properties ConsumedRecordsStayCommitted and MonotonicReads")
 
+# not of the reference: the operator's dynamic min.insync.replicas changes
+# (incrementalAlterConfigs; KAFKA-16540). Kafka allows them at any time: the
+# list is a bound of the model; [] (default) = none, the reference's behaviour
+_MIN_ISR_CHANGES = Constant(
+    "MinIsrChanges", (list, int), [],
+    "the values an operator sets min.insync.replicas to, in this order, one AlterMinIsr step "
+    "each (Kafka allows any number at any time: a bound of the model); the controller clears "
+    "the partition's ELR and last-known ELR at each (KAFKA-16540) and a broker uses the new "
+    "value once its metadata log has it; [] (default): MinISR never changes, the reference")
+# not Kafka's: a fix kmc evaluates for the race of a raise with an ISR shrink
+# (docs/findings.md); false (default) is Kafka's
+_MIN_ISR_CHANGE_BUMPS = Constant(
+    "MinIsrChangeBumpsPartitionEpoch", bool, False,
+    "false (default, Kafka): AlterMinIsr moves the partition epoch only when it clears an ELR "
+    "(Kafka writes no partition change otherwise); true (not Kafka): at every change, so an "
+    "AlterPartition request built before the leader read the change is rejected "
+    "(MinIsrChanges only)")
+
 KIP966_CONSTANTS = _COMMON_HEAD + (
     Constant("NoDataLossShutdownLimit", int, 0, "shutdowns that keep the log (clean or not)"),
     Constant("DataLossShutdownLimit", int, 1, "shutdowns that lose the whole log"),
@@ -141,8 +159,10 @@ V3_5_STORAGE_CONSTANTS = (_COMMON_HEAD + _STORAGE + _STORAGE_TAIL
 _FETCH_SURVIVES_DOC = ("a fetch request in flight from a broker that stops is still handled by "
                        "the leader (Kafka; KIP-903's race); false: dropped with the stop, as the "
                        "reference's DropFetchSessions does")
-KIP966_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
-V3_5_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER)
+KIP966_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER,
+                     _MIN_ISR_CHANGES, _MIN_ISR_CHANGE_BUMPS)
+V3_5_CONSTANTS += (Constant("FetchRequestsSurviveStop", bool, False, _FETCH_SURVIVES_DOC), _CONSUMER,
+                   _MIN_ISR_CHANGES, _MIN_ISR_CHANGE_BUMPS)
 # the storage variants are not the reference: Kafka's behaviour by default
 _STORAGE_FETCH = Constant(
     "FetchRequestsSurviveStop", bool, True,
@@ -194,8 +214,8 @@ _STORAGE_KAFKA = (
              "pre-empt) or append (the rolled segments are flushed in the appending step)",
              choices=SEGMENT_ROLL_FLUSHES),
 )
-KIP966_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER,)
-V3_5_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER,)
+KIP966_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER, _MIN_ISR_CHANGES, _MIN_ISR_CHANGE_BUMPS)
+V3_5_STORAGE_CONSTANTS += _STORAGE_KAFKA + (_CONSUMER, _MIN_ISR_CHANGES, _MIN_ISR_CHANGE_BUMPS)
 # constants that only mean something under one flush policy
 _POLICY_CONSTANTS = {"FlushEveryN": "every_n", "SegmentSize": "segment_roll"}
 
@@ -296,6 +316,12 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
                     f"kraft/{variant}: Mutants must be a list of mutant names, got {val!r}")
             mutant_flags(val)  # unknown names -> ModelConfigError listing the known ones
             cfg[c.name] = sorted(set(val))
+        elif c.name == "MinIsrChanges":  # checked against the replication factor below
+            if (not isinstance(val, (list, tuple))
+                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in val)):
+                raise ModelConfigError(
+                    f"kraft/{variant}: MinIsrChanges must be a list of integers, got {val!r}")
+            cfg[c.name] = list(val)
         elif c.type is str:  # a choice (storage variants, Acks)
             choices = c.choices
             if val not in choices:
@@ -339,6 +365,11 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
             f"kraft/{variant}: InitIsrSize must be >= 1 (Init makes broker 1 leader and ISR member)")
     if min_isr < 1:  # Kafka refuses min.insync.replicas < 1 (its config is atLeast(1))
         raise ModelConfigError(f"kraft/{variant}: MinISR must be >= 1 (min.insync.replicas), got {min_isr}")
+    for value in cfg["MinIsrChanges"]:
+        if not 1 <= value <= rf:  # as MinISR (Kafka's getTopicEffectiveMinIsr caps it at RF)
+            raise ModelConfigError(
+                f"kraft/{variant}: MinIsrChanges values must be in 1..InitReplicationFactor ({rf}), "
+                f"got {value}")
     if v.storage:
         for name, policy in _POLICY_CONSTANTS.items():
             if cfg[name] < 1:
@@ -374,4 +405,12 @@ def resolve(variant: str, constants: dict) -> tuple[Variant, dict]:
         del cfg["FetchRequestsSurviveStop"]
     if not cfg["Consumer"]:  # likewise: the reference has no consumer client
         del cfg["Consumer"]
+    if cfg["MinIsrChangeBumpsPartitionEpoch"] and not cfg["MinIsrChanges"]:
+        raise ModelConfigError(
+            f"kraft/{variant}: MinIsrChangeBumpsPartitionEpoch = true needs MinIsrChanges "
+            f"(no change is made without it)")
+    if not cfg["MinIsrChanges"]:  # likewise: the reference's MinISR never changes
+        del cfg["MinIsrChanges"]
+    if not cfg["MinIsrChangeBumpsPartitionEpoch"]:  # likewise: Kafka's
+        del cfg["MinIsrChangeBumpsPartitionEpoch"]
     return v, cfg

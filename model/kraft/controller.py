@@ -16,7 +16,7 @@ from model.kraft.messages import (
     CONTROLLER, AlterPartitionResponse, RegisterBrokerResponse)
 from model.kraft.state import (
     NO_LEADER, BrokerReg, BrokerStatus, ControllerPartitionMetadata, ErrorCode, MsgType,
-    PartitionChangeRecord, RecordType, RegStatus, except_at, with_changes)
+    PartitionChangeRecord, RecordType, RegStatus, controller_min_isr, except_at, with_changes)
 
 EMPTY = frozenset()
 FENCED = RegStatus.FENCED
@@ -38,7 +38,7 @@ def apply_partition_change(k, s, replicas, leader, isr, elr, leader_epoch, parti
     if k.variant_flags.elr:
         if k.last_known_leader:
             last_known_elr = last_known_leader(md, isr, leader)
-        elif len(isr) >= k.min_isr:
+        elif len(isr) >= controller_min_isr(k, s):
             last_known_elr = EMPTY
         elif k.mutant.skip_last_known_elr_update:  # a mutant forgets the ELR leavers
             last_known_elr = md.last_known_elr
@@ -47,9 +47,9 @@ def apply_partition_change(k, s, replicas, leader, isr, elr, leader_epoch, parti
     else:
         elr = last_known_elr = EMPTY
     cpm = ControllerPartitionMetadata(replicas, isr, elr, last_known_elr, leader,
-                                      leader_epoch, partition_epoch, adding, removing)
+                                      leader_epoch, partition_epoch, adding, removing, md.min_isr)
     record = PartitionChangeRecord(_PCR, isr, elr, leader, leader_epoch, partition_epoch,
-                                   replicas, last_known_elr, adding, removing)
+                                   replicas, last_known_elr, adding, removing, md.min_isr)
     return cpm, s.con_metadata_log + (record,)
 
 
@@ -66,10 +66,10 @@ def last_known_leader(md, isr, leader):
     return md.last_known_elr
 
 
-def update_elr(k, elr, original_isr, proposed_isr, replicas):
+def update_elr(k, s, elr, original_isr, proposed_isr, replicas):
     """UpdateElr (kip966): below MinISR the ELR keeps its replicas and gains
     every replica that left the ISR; it is NOT trimmed to MinISR."""
-    if len(proposed_isr) >= k.min_isr:
+    if len(proposed_isr) >= controller_min_isr(k, s):
         return EMPTY
     return (elr & replicas) | ((original_isr & replicas) - proposed_isr)
 
@@ -133,7 +133,7 @@ def handle_broker_fenced(k, s, b):
     else:  # kip966 RemoveBrokerFromISR: the ISR may become empty
         new_isr = isr - {b}
         # a mutant drops the fenced ISR member instead of moving it to the ELR
-        new_elr = update_elr(k, md.elr, new_isr if k.mutant.skip_elr_for_fenced_replica else isr,
+        new_elr = update_elr(k, s, md.elr, new_isr if k.mutant.skip_elr_for_fenced_replica else isr,
                              new_isr, md.replicas)
     new_unfenced = s.con_unfenced - {b}
     return maybe_update_partition_on_broker_change(k, s, new_isr, new_elr, new_unfenced), new_unfenced
@@ -231,17 +231,17 @@ def receive_alter_partition_request(k, s, b, mt, out):
         in_progress = bool(md.adding) or bool(md.removing)
         final_isr = m.isr - md.removing
         complete = (in_progress and md.adding <= final_isr
-                    and len(final_isr) >= k.min_isr)
+                    and len(final_isr) >= controller_min_isr(k, s))
         if complete:
             replicas = md.replicas - md.removing
             isr = final_isr
-            elr = update_elr(k, md.elr, md.isr, isr, replicas) if elr_on else EMPTY
+            elr = update_elr(k, s, md.elr, md.isr, isr, replicas) if elr_on else EMPTY
             le, pe = md.leader_epoch + 1, md.partition_epoch + 1
             adding = removing = EMPTY
         else:
             replicas = md.replicas
             isr = m.isr
-            elr = update_elr(k, md.elr, md.isr, isr, replicas) if elr_on else EMPTY
+            elr = update_elr(k, s, md.elr, md.isr, isr, replicas) if elr_on else EMPTY
             le, pe = md.leader_epoch, md.partition_epoch + 1
             adding, removing = md.adding, md.removing
         keep = md.leader in isr  # keep the same leader if possible
@@ -291,3 +291,31 @@ def unfence_broker(k, s, b, mt, out):
         out.append((act, with_changes(s, dict(con_unfenced=new_unfenced, con_broker_reg=new_reg,
                                     con_partition_metadata=cpm, con_metadata_log=log))))
 
+
+def alter_min_isr(k, s, mt, out):
+    """AlterMinIsr: the operator sets min.insync.replicas to the next value of
+    MinIsrChanges (incrementalAlterConfigs). The controller writes the config
+    and, if the partition has an ELR or a last-known ELR, a partition change
+    clearing both (KAFKA-16540): chosen under the old value, they may not hold
+    what the new one needs. Leader, ISR and leader epoch stay; the partition
+    epoch moves only with a cleared ELR, as Kafka writes no partition record
+    otherwise. One metadata record stands for both: the brokers read the new
+    value from it."""
+    ctrs = s.aux_ctrs
+    done = ctrs.min_isr_change_ctr
+    if done >= len(k.min_isr_changes):
+        return
+    value = k.min_isr_changes[done]
+    md = s.con_partition_metadata
+    elr, last_known_elr, pe = md.elr, md.last_known_elr, md.partition_epoch
+    cleared = (elr or last_known_elr) and not k.mutant.keep_elr_on_min_isr_change  # a mutant keeps them
+    if cleared:
+        elr = last_known_elr = EMPTY
+    if cleared or k.min_isr_change_bumps_epoch:  # MinIsrChangeBumpsPartitionEpoch: not Kafka's
+        pe += 1
+    cpm = md._replace(elr=elr, last_known_elr=last_known_elr, partition_epoch=pe, min_isr=value)
+    record = PartitionChangeRecord(_PCR, md.isr, elr, md.leader, md.leader_epoch, pe, md.replicas,
+                                   last_known_elr, md.adding, md.removing, value)
+    out.append((k.acts["AlterMinIsr"][0], with_changes(s, dict(
+        con_partition_metadata=cpm, con_metadata_log=s.con_metadata_log + (record,),
+        aux_ctrs=ctrs._replace(min_isr_change_ctr=done + 1)))))

@@ -207,7 +207,7 @@ def receive_fetch_request(k, s, b, mt, out):
                         PeerReplicaState(mp.fetch_offset, m.broker_epoch))
         old_hwm = d.hwm
         new_hwm = commit_offset(s, b, md.maximal_isr, d.leo, row) + 1
-        if k.variant_flags.hwm_needs_min_isr and not can_advance_hwm(k, md.isr, old_hwm, new_hwm):
+        if k.variant_flags.hwm_needs_min_isr and not can_advance_hwm(k, s, b, md.isr, old_hwm, new_hwm):
             new_hwm = old_hwm
         ch = {}
         maybe_advance_hwm(k, s, b, md.isr, old_hwm, new_hwm, True, ch)

@@ -72,7 +72,7 @@ class KraftModel:
              lambda st, reg, kinds, bud: bud[0]),
             ("UnfenceBroker", controller.unfence_broker,
              lambda st, reg, kinds, bud: st == R),
-        ], ())
+        ], self._min_isr_actions())
 
     # the actions a limit constant bounds (each variant has those it names)
     _LIMITED = {"FenceBroker": "FenceBrokerLimit", "PerformPartitionReassignment": "ReassignmentLimit",
@@ -110,6 +110,9 @@ class KraftModel:
         self.brokers = tuple(range(1, n + 1))
         self.values = tuple(sorted(cfg["Values"]))
         self.min_isr = cfg["MinISR"]
+        # the operator's min.insync.replicas changes, in order (config.py; [] = none)
+        self.min_isr_changes = tuple(cfg.get("MinIsrChanges", ()))
+        self.min_isr_change_bumps_epoch = cfg.get("MinIsrChangeBumpsPartitionEpoch", False)
         self.fence_broker_limit = cfg["FenceBrokerLimit"]
         self.leader_shrink_isr_limit = cfg["LeaderShrinkIsrLimit"]
         self.reassignment_limit = cfg["ReassignmentLimit"]
@@ -144,6 +147,14 @@ class KraftModel:
         self.broker_subsets = ([frozenset(c) for r in range(n + 1) for c in combinations(self.brokers, r)]
                                if self.reassignment_limit > 0 else [])
         self._subsets_cache: dict[frozenset, list] = {}
+
+    def _min_isr_actions(self) -> tuple:
+        """AlterMinIsr, a global action, when MinIsrChanges lists any change."""
+        return (("AlterMinIsr", controller.alter_min_isr),) if self.min_isr_changes else ()
+
+    def with_min_isr_counter(self, ctrs):
+        """The initial counters, with AlterMinIsr's when MinIsrChanges is on."""
+        return ctrs._replace(min_isr_change_ctr=0) if self.min_isr_changes else ctrs
 
     def _common_actions(self) -> list:
         """Next's broker actions up to WriteRecordToLeader (shared by all variants)."""
@@ -235,9 +246,9 @@ class KraftModel:
         follower_fetcher = BrokerFetcher(PartitionFetchState(1, 0, False), False)
         blank_fetcher = replica.NO_FETCH
         if self.variant_flags.elr:
-            ctrs = Kip966Ctrs(n + 1, 0, 0, 0, 0, 0)
+            ctrs = self.with_min_isr_counter(Kip966Ctrs(n + 1, 0, 0, 0, 0, 0))
         else:
-            ctrs = V35Ctrs(n + 1, 0, 0, 0, 0, 0)
+            ctrs = self.with_min_isr_counter(V35Ctrs(n + 1, 0, 0, 0, 0, 0))
         state = KraftState(
             con_unfenced=unfenced,
             con_broker_reg=tuple(
@@ -471,12 +482,13 @@ def _fs(x):
 def _cpm(x):
     return ControllerPartitionMetadata(frozenset(x[0]), frozenset(x[1]), frozenset(x[2]),
                                        frozenset(x[3]), x[4], x[5], x[6], frozenset(x[7]),
-                                       frozenset(x[8]))
+                                       frozenset(x[8]), *x[9:])
 
 
 def _pcr(x):
     return PartitionChangeRecord(RecordType(x[0]), frozenset(x[1]), frozenset(x[2]), x[3], x[4],
-                                 x[5], frozenset(x[6]), frozenset(x[7]), _fs(x[8]), _fs(x[9]))
+                                 x[5], frozenset(x[6]), frozenset(x[7]), _fs(x[8]), _fs(x[9]),
+                                 *x[10:])
 
 
 def _rpm(x):

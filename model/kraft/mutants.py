@@ -3,12 +3,12 @@
 
 The reference marks its safety-critical guards with a `\\* CHECK` comment (ten
 places, the same in kip-966 and v3.5). Each mutant below switches off one of
-them. Five more are small deviations beyond the CHECKs, the kind a developer
+them. More are small deviations beyond the CHECKs, the kind a developer
 could introduce: keep_unclean_broker_in_elr (the storage variants'
-UncleanExclusion) and one for each invariant no CHECK breaks
+UncleanExclusion), one for each invariant no CHECK breaks
 (LogMatchingProperty, MetadataLogMatchingProperty, MinIsrRecoveryQuorum:
 tests/quality/test_mutants.py checks every protocol invariant catches some
-mutant). A spec selects mutants with the constant `Mutants` (a list of names,
+mutant), and keep_elr_on_min_isr_change (MinIsrChanges: KAFKA-16540 undone). A spec selects mutants with the constant `Mutants` (a list of names,
 default []: the reference protocol, every conformance count unchanged).
 
 A guard site reads its flag only where the guard would have decided
@@ -88,6 +88,13 @@ MUTANTS: dict[str, tuple[str, str] | Mutant] = {
         "last-known ELR (PartitionChangeBuilder forgetting lastKnownElr): an unclean "
         "recovery then has no quorum to choose from",
         _ELR),
+    # not of the reference either: KAFKA-16540's fix undone (AlterMinIsr; MinIsrChanges)
+    "keep_elr_on_min_isr_change": Mutant(
+        "AlterMinIsr: the ELR and the last-known ELR are cleared when min.insync.replicas changes",
+        "the controller keeps the ELR across a min.insync.replicas change (Kafka before "
+        "KAFKA-16540): a replica that joined the ELR under the old value stays electable "
+        "though, under a lower one, the HWM advances without it",
+        _ELR),
     # a liveness bug (no invariant breaks): found by the temporal properties
     "never_unfence": (
         "UnfenceBroker: con_broker_reg[b].status = FENCED /\\ broker_state[b].status = RUNNING",
@@ -114,6 +121,7 @@ class MutantFlags(NamedTuple):
     skip_noop_metadata_records: bool = False
     skip_elr_for_fenced_replica: bool = False
     skip_last_known_elr_update: bool = False
+    keep_elr_on_min_isr_change: bool = False
     never_unfence: bool = False
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from model.kraft.replica import (
     LEADER, RUNNING, can_advance_hwm, commit_offset, update_hwm_invariant_vars)
-from model.kraft.state import INT_MAX, PartitionData, PartitionRecord, except_at, with_changes
+from model.kraft.state import (
+    INT_MAX, PartitionData, PartitionRecord, broker_min_isr, except_at, with_changes)
 
 
 def write_record_to_leader(k, s, b, mt, out):
@@ -21,7 +22,7 @@ def write_record_to_leader(k, s, b, mt, out):
         return
     md = s.partition_metadata[i]
     # Kafka checks min.insync.replicas for acks=all only (Partition.appendRecordsToLeader)
-    if k.acks_all and len(md.maximal_isr) < k.min_isr:
+    if k.acks_all and len(md.maximal_isr) < broker_min_isr(k, s, b):
         return
     sent = s.inv_sent
     unsent = [v for v in k.values if v not in sent]
@@ -46,7 +47,7 @@ def _write_with_quirks(k, s, b, unsent, out):
     new_leo = d.leo + 1
     old_hwm = d.hwm
     new_hwm = commit_offset(s, b, md.maximal_isr, new_leo, s.partition_replica_state[i]) + 1
-    if not can_advance_hwm(k, md.isr, old_hwm, new_hwm):
+    if not can_advance_hwm(k, s, b, md.isr, old_hwm, new_hwm):
         new_hwm = old_hwm
     ch_hwm = {}
     if new_hwm > old_hwm:
@@ -92,7 +93,7 @@ def _write_as_kafka(k, s, b, md, unsent, out):
         t = with_changes(s, dict(partition_data=except_at(s.partition_data, b, data),
                                  inv_sent=s.inv_sent.union((v,)), aux_flo=new_flo))
         new_hwm = commit_offset(t, b, md.maximal_isr, new_leo, s.partition_replica_state[i]) + 1
-        if can_advance_hwm(k, md.isr, old_hwm, new_hwm):
+        if can_advance_hwm(k, s, b, md.isr, old_hwm, new_hwm):
             ch = {"partition_data": except_at(t.partition_data, b, data._replace(hwm=new_hwm))}
             update_hwm_invariant_vars(k, t, b, old_hwm, new_hwm, True, ch)
             t = with_changes(t, ch)

@@ -9,7 +9,7 @@ AlterPartition that brings every adding replica into the ISR completes it
 from __future__ import annotations
 
 from model.kraft.controller import EMPTY, apply_partition_change, update_elr
-from model.kraft.state import with_changes
+from model.kraft.state import controller_min_isr, with_changes
 
 
 def perform_partition_reassignment(k, s, mt, out):
@@ -28,7 +28,7 @@ def perform_partition_reassignment(k, s, mt, out):
     act = k.acts["PerformPartitionReassignment"][0]
     new_ctrs = ctrs._replace(reassignment_ctr=ctrs.reassignment_ctr + 1)
     replicas, isr = md.replicas, md.isr
-    min_isr = k.min_isr
+    min_isr = controller_min_isr(k, s)
     elr_on = k.variant_flags.elr
     for adding in k.broker_subsets:
         for removing in k.broker_subsets:
@@ -46,7 +46,7 @@ def perform_partition_reassignment(k, s, mt, out):
                         and len(final_replicas) > 0)
             if complete:
                 new_replicas, new_isr = final_replicas, final_isr
-                new_elr = update_elr(k, md.elr, isr, final_isr, final_replicas) if elr_on else EMPTY
+                new_elr = update_elr(k, s, md.elr, isr, final_isr, final_replicas) if elr_on else EMPTY
                 le, pe = md.leader_epoch + 1, md.partition_epoch + 1
                 new_adding = new_removing = EMPTY
             else:

@@ -167,7 +167,7 @@ def complete_unclean_recovery(k, s, mt, out):
     act = k.acts["CompleteUncleanRecovery"][0]
     for c in winners:
         isr = frozenset((c,))
-        elr = update_elr(k, md.elr, md.isr, isr, md.replicas) - isr
+        elr = update_elr(k, s, md.elr, md.isr, isr, md.replicas) - isr
         out.append((act, _elect_and_report(k, s, c, elr, dict(
             con_recovery=None, messages=msgs, messages_discard=disc))))
 

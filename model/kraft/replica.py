@@ -16,7 +16,7 @@ from model.kraft.controller import validate_alter_partition_request
 from model.kraft.messages import CONTROLLER, AlterPartitionRequest
 from model.kraft.state import (
     INT_MAX, NO_LEADER, BrokerFetcher, BrokerStatus, MsgType, PartitionFetchState,
-    PendingAlterPartition, ReplicaPartitionMetadata, Role, except_at, with_changes)
+    PendingAlterPartition, ReplicaPartitionMetadata, Role, broker_min_isr, except_at, with_changes)
 
 LEADER = Role.Leader
 FOLLOWER = Role.Follower
@@ -101,14 +101,16 @@ def update_hwm_invariant_vars(k, s, b, old_hwm, new_hwm, positive, ch):
             s.partition_data[b - 1].log, true_hwm, new_hwm - 1, f"partition_data[{b}].log")
 
 
-def can_advance_hwm(k, isr, old_hwm, new_hwm):
-    """CanAdvanceHwm (kip966: only while the ISR >= MinISR); v3.5: new > old."""
-    return new_hwm > old_hwm and (not k.variant_flags.hwm_needs_min_isr or len(isr) >= k.min_isr)
+def can_advance_hwm(k, s, b, isr, old_hwm, new_hwm, ch=None):
+    """CanAdvanceHwm (kip966: only while the ISR >= MinISR, the leader b's
+    value); v3.5: new > old."""
+    return new_hwm > old_hwm and (not k.variant_flags.hwm_needs_min_isr
+                                  or len(isr) >= broker_min_isr(k, s, b, ch))
 
 
 def maybe_advance_hwm(k, s, b, isr, old_hwm, new_hwm, positive, ch):
     """MaybeAdvanceHighWatermark."""
-    if not can_advance_hwm(k, isr, old_hwm, new_hwm):
+    if not can_advance_hwm(k, s, b, isr, old_hwm, new_hwm, ch):
         return
     ch["partition_data"] = except_at(s.partition_data, b,
                                      s.partition_data[b - 1]._replace(hwm=new_hwm))
@@ -122,7 +124,8 @@ def update_hwm_on_partition_change(k, s, b, part_md, ch):
     d = s.partition_data[b - 1]
     maximal_isr = part_md.maximal_isr
     new_hwm = commit_offset(s, b, maximal_isr, d.leo, s.partition_replica_state[b - 1]) + 1
-    maybe_advance_hwm(k, s, b, part_md.isr, d.hwm, new_hwm, len(maximal_isr) >= k.min_isr, ch)
+    maybe_advance_hwm(k, s, b, part_md.isr, d.hwm, new_hwm,
+                      len(maximal_isr) >= broker_min_isr(k, s, b, ch), ch)
 
 
 def fail_pending_writes(s, b, ch):
@@ -136,7 +139,7 @@ def fail_pending_writes(s, b, ch):
 def ensure_leadership_renounced(k, s, b, new_md, ch):
     """EnsureLeadershipRenounced (with MaybeFailPendingWrites)."""
     d = s.partition_data[b - 1]
-    if d.hwm < d.leo and (len(new_md.isr) < k.min_isr or b != new_md.leader):
+    if d.hwm < d.leo and (len(new_md.isr) < broker_min_isr(k, s, b, ch) or b != new_md.leader):
         fail_pending_writes(s, b, ch)
     ch["partition_replica_state"] = except_at(s.partition_replica_state, b, k.blank_replica_row)
     ch["partition_pending_ap"] = except_at(s.partition_pending_ap, b, NO_PENDING_AP)

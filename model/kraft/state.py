@@ -102,6 +102,9 @@ class ControllerPartitionMetadata(NamedTuple):
     partition_epoch: int
     adding: frozenset
     removing: frozenset
+    # min.insync.replicas as set by AlterMinIsr (MinIsrChanges); None: the
+    # constant MinISR, never changed (the reference has no such field)
+    min_isr: int | None = None
 
 
 class ReplicaPartitionMetadata(NamedTuple):
@@ -143,6 +146,10 @@ class PartitionChangeRecord(NamedTuple):  # an entry of the metadata logs
     # no such fields (a different TLA+ value): None stands for "absent".
     adding: frozenset | None = None
     removing: frozenset | None = None
+    # the controller's min.insync.replicas when it wrote the record, once an
+    # AlterMinIsr changed it (Kafka's ConfigRecord, which brokers replay with
+    # the partition records); None: the constant MinISR
+    min_isr: int | None = None
 
 
 class Kip966Ctrs(NamedTuple):  # StateSpaceLimitCtrs of kip-966
@@ -152,6 +159,7 @@ class Kip966Ctrs(NamedTuple):  # StateSpaceLimitCtrs of kip-966
     fence_broker_ctr: int
     leader_shrink_isr_ctr: int
     reassignment_ctr: int
+    min_isr_change_ctr: int | None = None  # AlterMinIsr steps taken (None: MinIsrChanges = [])
 
 
 class V35Ctrs(NamedTuple):  # StateSpaceLimitCtrs of v3.5
@@ -161,6 +169,7 @@ class V35Ctrs(NamedTuple):  # StateSpaceLimitCtrs of v3.5
     fence_broker_ctr: int
     leader_shrink_isr_ctr: int
     reassignment_ctr: int
+    min_isr_change_ctr: int | None = None  # AlterMinIsr steps taken (None: MinIsrChanges = [])
 
 
 class StorageCtrs(NamedTuple):  # the storage variants' StateSpaceLimitCtrs
@@ -171,6 +180,7 @@ class StorageCtrs(NamedTuple):  # the storage variants' StateSpaceLimitCtrs
     fence_broker_ctr: int
     leader_shrink_isr_ctr: int
     reassignment_ctr: int
+    min_isr_change_ctr: int | None = None  # AlterMinIsr steps taken (None: MinIsrChanges = [])
 
 
 class LogInfo(NamedTuple):  # one GetReplicaLogInfo answer, as the controller keeps it
@@ -324,6 +334,26 @@ def except_at(fn: tuple, b: int, value) -> tuple:
     items = list(fn)  # faster than slicing and concatenating for short tuples
     items[b - 1] = value
     return tuple(items)
+
+
+def controller_min_isr(k, s) -> int:
+    """min.insync.replicas as the controller has it now (MinISR until an
+    AlterMinIsr step sets another)."""
+    value = s.con_partition_metadata.min_isr
+    return k.min_isr if value is None else value
+
+
+def broker_min_isr(k, s, b, ch=None) -> int:
+    """min.insync.replicas as broker b has it: the value of the last record of
+    its metadata log (Kafka's broker takes a topic's config from its metadata
+    image, where the ConfigRecord precedes the partition records the change
+    causes); `ch`: the step's changed variables, when it replays records."""
+    if not k.min_isr_changes:
+        return k.min_isr
+    logs = ch.get("broker_metadata_log", s.broker_metadata_log) if ch else s.broker_metadata_log
+    log = logs[b - 1]
+    value = log[-1].min_isr if log else None
+    return k.min_isr if value is None else value
 
 
 # ---- building successor states fast ------------------------------------------

@@ -701,7 +701,7 @@ class StorageModel(KraftModel):
             globals_.append(("ElectLastKnownLeader", recovery.elect_last_known_leader))
         if self.unclean_election:
             globals_.append(("ElectUncleanLeader", recovery.elect_unclean_leader))
-        self._install(actions, tuple(globals_))
+        self._install(actions, tuple(globals_) + self._min_isr_actions())
         self.initial_ghost = (TRUSTED,) * self.n
         self._no_controlled_shutdown = (None,) * self.n
 
@@ -722,7 +722,7 @@ class StorageModel(KraftModel):
         ref = self.reference_init_state()
         n = self.n
         items = list(ref)
-        items[VARIABLES.index("aux_ctrs")] = StorageCtrs(n + 1, 0, 0, 0, 0, 0, 0)
+        items[VARIABLES.index("aux_ctrs")] = self.with_min_isr_counter(StorageCtrs(n + 1, 0, 0, 0, 0, 0, 0))
         return self.with_initial_consumer([KraftStorageState(
             *items, partition_flushed=(1,) * n, partition_hwm_checkpoint=(1,) * n,
             con_recovery=None, ghost_unclean=self.initial_ghost,

@@ -32,7 +32,11 @@ STORAGE_PER_BROKER = {"partition_flushed": 1, "partition_hwm_checkpoint": 1, "gh
 _ALL_PER_BROKER = {**PER_BROKER, **STORAGE_PER_BROKER}
 # record fields that the reference leaves out (rather than Nil) when None here
 ABSENT_WHEN_NONE = {
-    "PartitionChangeRecord": {"adding", "removing"},
+    "PartitionChangeRecord": {"adding", "removing", "min_isr"},
+    # MinIsrChanges = [] (the reference): no min.insync.replicas in the state
+    "ControllerPartitionMetadata": {"min_isr"},
+    "Kip966Ctrs": {"min_isr_change_ctr"}, "V35Ctrs": {"min_isr_change_ctr"},
+    "StorageCtrs": {"min_isr_change_ctr"},
     "AlterPartitionResponse": {"replicas", "isr", "leader", "leader_epoch", "partition_epoch"},
     "RegisterBrokerRequest": {"broker_epoch"},
 }
@@ -40,7 +44,7 @@ V3_5_ABSENT = {"elr", "last_known_elr"}  # the ELR exists in kip966 only
 
 FIELD_NAMES = {
     "leo": "LEO", "hwm": "HWM", "isr": "ISR", "elr": "ELR", "last_known_elr": "last-known ELR",
-    "maximal_isr": "maximal ISR", "leader_epoch": "leader epoch", "partition_epoch": "partition epoch",
+    "maximal_isr": "maximal ISR", "min_isr": "min.insync.replicas", "leader_epoch": "leader epoch", "partition_epoch": "partition epoch",
     "broker_epoch": "broker epoch", "incarnation_id": "incarnation", "fetch_offset": "fetch offset",
     "last_fetched_epoch": "last fetched epoch", "pending_response": "pending response",
     "metadata_offset": "metadata offset", "diverging_epoch": "diverging epoch",
@@ -60,6 +64,7 @@ CONTROLLER_ACTIONS = {"ReceiveBrokerRegRequest", "ReceiveAlterPartitionRequest",
                       "ReceiveGetReplicaLogInfoResponse", "StartUncleanRecovery",
                       "CompleteUncleanRecovery", "ElectLastKnownLeader", "ElectUncleanLeader"}
 DESCRIBE = {
+    "AlterMinIsr": "the operator sets min.insync.replicas",
     "BrokerStart": "broker {b} starts and asks the controller to register it",
     "ReceiveBrokerRegResponse": "broker {b} is registered and runs",
     "ReceiveMetadataUpdate": "broker {b} applies metadata records",
@@ -192,6 +197,8 @@ def fmt_change_record(r) -> str:
         parts.append(f"adding {fmt_set(r.adding)}")
     if r.removing:
         parts.append(f"removing {fmt_set(r.removing)}")
+    if r.min_isr is not None:  # MinIsrChanges: the config the brokers read with it
+        parts.append(f"min.insync.replicas {r.min_isr}")
     return "PartitionChange(" + ", ".join(parts) + ")"
 
 
@@ -362,6 +369,12 @@ class KraftView(TraceView):
                 else:
                     parts.append(f"broker {br} loses nothing")
             text += ": " + "; ".join(parts)
+        elif name == "AlterMinIsr":
+            a, c = prev.con_partition_metadata, state.con_partition_metadata
+            text += f" to {c.min_isr}"
+            if (a.elr or a.last_known_elr) and not (c.elr or c.last_known_elr):
+                text += (f"; the controller clears the ELR {fmt_set(a.elr)} and the last-known "
+                         f"ELR {fmt_set(a.last_known_elr)}")
         elif name == "CheckpointHwm" and b is not None:
             text += f": HWM {state.partition_hwm_checkpoint[b - 1]}"
         elif name == "CompleteUncleanRecovery":
@@ -413,6 +426,8 @@ class KraftView(TraceView):
         ctl += f", replicas {fmt_set(md.replicas)}, fenced {fmt_set(fenced)}"
         if md.adding or md.removing:
             ctl += f", adding {fmt_set(md.adding)}, removing {fmt_set(md.removing)}"
+        if md.min_isr is not None:
+            ctl += f", min.insync.replicas {md.min_isr}"
         storage = hasattr(s, "partition_flushed")
         if storage:
             ctl += ", " + fmt_recovery(s.con_recovery)
@@ -944,7 +959,8 @@ class KraftView(TraceView):
                     f"{fmt_set(s.ghost_reported.lost)}).", {lead})
         if prop == "MinIsrRecoveryQuorum":
             return Explanation(f"ISR and ELR are empty and the last-known ELR {fmt_set(md.last_known_elr)} "
-                               f"has {len(md.last_known_elr)} member(s), not MinISR = {self.min_isr}.", {0})
+                               f"has {len(md.last_known_elr)} member(s), not MinISR = "
+                               f"{self.min_isr if md.min_isr is None else md.min_isr}.", {0})
         return super().explain(prop, trace)
 
 

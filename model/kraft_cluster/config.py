@@ -35,7 +35,8 @@ CONTROLLER_CONSTANTS = (
 
 
 def _kraft_part(decls):
-    return tuple(c for c in decls if c.name != "Mutants")
+    # MinIsrChanges: not modelled here (the partition under the quorum keeps MinISR)
+    return tuple(c for c in decls if c.name not in ("Mutants", "MinIsrChanges", "MinIsrChangeBumpsPartitionEpoch"))
 
 
 CONSTANTS = {"kip966": _kraft_part(KIP966_CONSTANTS) + CONTROLLER_CONSTANTS + (_MUTANTS,),

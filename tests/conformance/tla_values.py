@@ -351,7 +351,7 @@ def _change_record(v) -> PartitionChangeRecord:
         "leader": _broker_or_no_leader, "replicas": _int_set,
         "last_known_elr": _int_set, "adding": _int_set, "removing": _int_set,
     }, defaults={"elr": frozenset(), "last_known_elr": frozenset(),
-                 "adding": None, "removing": None})
+                 "adding": None, "removing": None, "min_isr": None})  # min_isr: kmc's own
 
 
 def _isr_and_epochs(v) -> tuple:
@@ -419,7 +419,8 @@ _VAR_CONV = {
     "con_partition_metadata": lambda r: _record(ControllerPartitionMetadata, r, {
         "replicas": _int_set, "isr": _int_set, "elr": _int_set, "last_known_elr": _int_set,
         "leader": _broker_or_no_leader, "adding": _int_set, "removing": _int_set,
-    }, defaults={"elr": frozenset(), "last_known_elr": frozenset()}),  # v3_5: absent
+    }, defaults={"elr": frozenset(), "last_known_elr": frozenset(),  # v3_5: absent
+                 "min_isr": None}),  # kmc's own (MinIsrChanges), never in the reference
     "con_metadata_log": lambda v: tuple(_change_record(r) for r in _seq(v)),
     "broker_state": _per_broker(lambda r: _record(BrokerState, r, {
         "status": _enum(BrokerStatus), "registered": _bool})),
@@ -446,7 +447,8 @@ _VAR_CONV = {
     "inv_consumed": _log,
     "aux_broker_epoch": _int,
     "aux_ctrs": lambda r: _record(
-        Kip966Ctrs if "data_loss_shutdown_ctr" in r else V35Ctrs, r, {}),
+        Kip966Ctrs if "data_loss_shutdown_ctr" in r else V35Ctrs, r, {},
+        defaults={"min_isr_change_ctr": None}),  # kmc's own (MinIsrChanges)
     "aux_flo": _per_broker(_int),
 }
 

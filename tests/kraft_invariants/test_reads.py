@@ -15,7 +15,7 @@ import pytest
 
 from checker.search.engine import check, CheckOptions
 from checker.search.registry import build
-from invariants.kraft import _STORAGE_READS
+from invariants.kraft import _MIN_ISR_READS, _STORAGE_READS
 from model.base import Property
 
 CONFIGS = [
@@ -28,6 +28,9 @@ CONFIGS = [
               "CleanShutdownLimit": 1, "FenceBrokerLimit": 1, "AvoidLastReplicaStanding": False}),
     ("kip966_storage", {"BrokerCount": 2, "InitReplicationFactor": 2, "MinISR": 2}),
     ("v3_5_storage", {"BrokerCount": 2, "InitReplicationFactor": 2, "MinISR": 1}),
+    # min.insync.replicas as state (MinIsrChanges: lowered, then raised)
+    ("kip966", {"BrokerCount": 2, "InitReplicationFactor": 2, "MinISR": 2, "FenceBrokerLimit": 2,
+                "LeaderShrinkIsrLimit": 1, "ReferenceQuirks": False, "MinIsrChanges": [1, 2]}),
     # the consumer's properties (Consumer = true only)
     ("v3_5", {"BrokerCount": 2, "InitReplicationFactor": 2, "MinISR": 1, "UncleanShutdownLimit": 1,
               "FenceBrokerLimit": 1, "AvoidLastReplicaStanding": False, "Consumer": True}),
@@ -103,10 +106,16 @@ def recorded():
     for variant, constants in CONFIGS:
         reads, props = recorded_reads(variant, constants)
         own = variant.endswith("_storage")
+        dynamic = bool(constants.get("MinIsrChanges"))  # ... and with MinIsrChanges, "name@min_isr"
+
+        def key_of(name):
+            if own and name in _STORAGE_READS:
+                return f"{name}@storage"
+            return f"{name}@min_isr" if dynamic and name in _MIN_ISR_READS else name
         for key, touched in reads.items():  # properties, and parts ("name#i", "name!")
-            union[f"{key}@storage" if own and key in _STORAGE_READS else key] |= touched
+            union[key_of(key)] |= touched
         for p in props:
-            declared[f"{p.name}@storage" if own and p.name in _STORAGE_READS else p.name] = p.reads
+            declared[key_of(p.name)] = p.reads
     return union, declared
 
 
