@@ -171,18 +171,22 @@ class TreeMemory:
     """The memory of a run's process tree (module docstring): `measure()`
     reads it now (and keeps the peak); `poll()`, between chunks or levels,
     measures when it is due. A measurement costs ~12 ms per GiB resident
-    (the kernel walks the page tables), so it is due at most every
-    `share` times its last cost (and every `min_interval` s): under 1% of
-    the run. With a limit, `poll()` also sums the tree's resident sets (a
-    few microseconds a process: an upper bound of the figure) and measures
-    at once when they pass the limit."""
+    (the kernel walks the page tables) and 2 ms or so a process, so it is
+    due at most every `share` times its last cost (and every `min_interval`
+    s): under 1% of the run, and a small part of the auto engine's
+    coordinating process. With a limit, `poll()` also sums the tree's
+    resident sets (an upper bound of the figure; tens of microseconds a
+    process, so at most every `upper_interval` s) and measures at once when
+    they pass the limit."""
 
-    def __init__(self, limit: int | None = None, roots=None, min_interval: float = 0.25,
-                 share: float = 100.0):
+    def __init__(self, limit: int | None = None, roots=None, min_interval: float = 1.0,
+                 share: float = 100.0, upper_interval: float = 0.1):
         self.limit = limit
         self.roots = list(roots) if roots is not None else [os.getpid()]
         self.min_interval = min_interval
         self.share = share
+        self.upper_interval = upper_interval
+        self.upper_due = 0.0
         self.peak = 0               # bytes, the highest measured
         self.current = 0            # bytes, the last measured
         self.counted = 1            # processes in the last measurement
@@ -233,9 +237,11 @@ class TreeMemory:
     def poll(self) -> int:
         """The figure as last measured, measured again when due (or when the
         resident sets pass the limit)."""
-        if time.monotonic() >= self.due:
+        now = time.monotonic()
+        if now >= self.due:
             return self.measure()
-        if self.limit is not None and HAVE_PROC and self.current <= self.limit:
+        if self.limit is not None and HAVE_PROC and self.current <= self.limit and now >= self.upper_due:
+            self.upper_due = now + self.upper_interval
             upper = sum(v for v in map(rss, tree(self.roots)) if v is not None)
             if upper > self.limit:
                 return self.measure()
