@@ -11,7 +11,8 @@
  *   discovery in BFS order, the local engine's. The mapping is reserved
  *   once with room for two tables as big as the machine's memory
  *   (MAP_NORESERVE: untouched pages cost nothing); growing rehashes into the
- *   other half while no worker runs, and gives the old half's pages back.
+ *   other half while no worker inserts (the workers each rehash a part, at
+ *   once), and gives the old half's pages back.
  * - Claims: one worker's view, the `seen` argument of successor() and the
  *   Python twin: `fp in claims` is True when the state is an older level's
  *   or was found earlier in BFS order, `claims.add(fp)` claims it under the
@@ -150,33 +151,94 @@ static int claim_fp_arg(PyObject *o, uint64_t *out)
     return as_fp(o, out);
 }
 
-/* grow(capacity): rehash into the other half (no worker may run meanwhile) */
-static PyObject *claimtable_grow(ClaimTable *t, PyObject *arg)
+static int claim_capacity_arg(ClaimTable *t, PyObject *arg, uint64_t *cap)
 {
-    unsigned long long cap = PyLong_AsUnsignedLongLong(arg);
-    if (cap == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-    ClaimHead *h = CLAIM_HEAD(t);
-    if ((cap & (cap - 1)) || cap <= h->mask + 1 || cap > t->half_slots) {
-        PyErr_SetString(PyExc_ValueError, "ClaimTable.grow: a larger power of 2 within the reserve");
+    unsigned long long c = PyLong_AsUnsignedLongLong(arg);
+    if (c == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    if ((c & (c - 1)) || c <= CLAIM_HEAD(t)->mask + 1 || c > t->half_slots) {
+        PyErr_SetString(PyExc_ValueError, "ClaimTable: a larger power of 2 within the reserve");
+        return -1;
+    }
+    *cap = c;
+    return 0;
+}
+
+/* rehash(capacity, part, parts): the slots of part `part` of `parts` of the
+ * table copied into the other half, as a table of `capacity` slots; the
+ * parts may run at once, in as many processes (a slot is taken there by
+ * compare-and-swap), while nothing inserts; switch(capacity) then moves the
+ * table there */
+static PyObject *claimtable_rehash(ClaimTable *t, PyObject *const *args, Py_ssize_t nargs)
+{
+    uint64_t cap;
+    unsigned long long part, parts;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "rehash(capacity, part, parts)");
         return NULL;
     }
-    uint64_t old = h->half, neu = 1 - old, mask = cap - 1;
-    ClaimSlot *src = claim_slots(t, old), *dst = claim_slots(t, neu);
-    for (uint64_t i = 0; i <= h->mask; i++) {
-        if (!src[i].fp) continue;
-        uint64_t j = src[i].fp & mask;
-        while (dst[j].fp) j = (j + 1) & mask;
-        dst[j] = src[i];
+    if (claim_capacity_arg(t, args[0], &cap) < 0) return NULL;
+    part = PyLong_AsUnsignedLongLong(args[1]);
+    parts = PyLong_AsUnsignedLongLong(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    if (parts == 0 || part >= parts) {
+        PyErr_SetString(PyExc_ValueError, "rehash: 0 <= part < parts");
+        return NULL;
     }
+    ClaimHead *h = CLAIM_HEAD(t);
+    uint64_t n = h->mask + 1, mask = cap - 1;
+    uint64_t lo = n / parts * part + (part < n % parts ? part : n % parts);
+    uint64_t hi = lo + n / parts + (part < n % parts);
+    ClaimSlot *src = claim_slots(t, h->half), *dst = claim_slots(t, 1 - h->half);
+    for (uint64_t i = lo; i < hi; i++) {
+        uint64_t fp = src[i].fp;
+        if (!fp) continue;
+        for (uint64_t j = fp & mask;; j = (j + 1) & mask) {
+            uint64_t expected = 0;
+            if (__atomic_compare_exchange_n(&dst[j].fp, &expected, fp, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                __atomic_store_n(&dst[j].nkey, src[i].nkey, __ATOMIC_RELEASE);
+                break;
+            }
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+/* switch(capacity): the table is now the other half, every part rehashed there */
+static PyObject *claimtable_switch(ClaimTable *t, PyObject *arg)
+{
+    uint64_t cap;
+    if (claim_capacity_arg(t, arg, &cap) < 0) return NULL;
+    ClaimHead *h = CLAIM_HEAD(t);
+    ClaimSlot *src = claim_slots(t, h->half);
     size_t bytes = (size_t)(h->mask + 1) * sizeof(ClaimSlot);
-    h->half = neu;
-    h->mask = mask;
+    h->half = 1 - h->half;
+    h->mask = cap - 1;
     claim_set_limit(h);
-    /* the old table's pages back to the system (shared memory: MADV_REMOVE) */
+    /* the old table's pages back to the system (shared memory: MADV_REMOVE),
+     * zero for the next growth */
 #ifdef MADV_REMOVE
     madvise((void *)src, bytes, MADV_REMOVE);
+#else
+    memset((void *)src, 0, bytes);
 #endif
     Py_RETURN_NONE;
+}
+
+/* grow(capacity): rehash into the other half in this process (nothing
+ * inserting meanwhile) */
+static PyObject *claimtable_grow(ClaimTable *t, PyObject *arg)
+{
+    PyObject *args[3] = {arg, NULL, NULL};
+    PyObject *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1);
+    if (!zero || !one) { Py_XDECREF(zero); Py_XDECREF(one); return NULL; }
+    args[1] = zero;
+    args[2] = one;
+    PyObject *r = claimtable_rehash(t, args, 3);
+    Py_DECREF(zero);
+    Py_DECREF(one);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    return claimtable_switch(t, arg);
 }
 
 /* add_old(fps): each fingerprint (a packed uint64 array) as an earlier level's */
@@ -259,6 +321,9 @@ static PyObject *claimtable_load(ClaimTable *t, PyObject *unused)
 
 static PyMethodDef claimtable_methods[] = {
     {"grow", (PyCFunction)claimtable_grow, METH_O, "grow(capacity): rehash (no worker running)."},
+    {"rehash", (PyCFunction)(void (*)(void))claimtable_rehash, METH_FASTCALL,
+     "rehash(capacity, part, parts): one part of the table copied into the other half (parts at once)."},
+    {"switch", (PyCFunction)claimtable_switch, METH_O, "switch(capacity): the table moves to the other half."},
     {"add_old", (PyCFunction)claimtable_add_old, METH_O, "add_old(packed uint64 fingerprints)."},
     {"fill", (PyCFunction)claimtable_fill, METH_O, "fill(FingerprintSet)."},
     {"owned", (PyCFunction)(void (*)(void))claimtable_owned, METH_FASTCALL,

@@ -212,6 +212,7 @@ class Search:
         self.frontier = None       # the newest complete level's states
         self.previous = None       # the level expanded last (closed once the next is kept)
         self.widest = 0            # the widest level so far (its end is measured)
+        self.measured_end: int | None = None   # the last level whose end its expander measured
         self.start_time = time.perf_counter()
         self.last_progress = self.start_time
         self.collect: Callable[[], Any] = lambda: None   # level_gc's, while the search runs
@@ -271,8 +272,11 @@ class Search:
         nxt = self.expander.expand(self, level, self.frontier, log, keep)
         # a level's end holds both frontiers, the most it takes: measured at the
         # widest level yet, else when due (a measurement costs ~25 ms per GiB
-        # of the tree's CPU, a level of a narrow space far less)
-        if len(nxt) >= self.widest:
+        # of the tree's CPU, a level of a narrow space far less); unless the
+        # expander measured it there (the auto engine's workers, in parallel)
+        if self.measured_end == level:
+            self.widest = max(self.widest, len(nxt))
+        elif len(nxt) >= self.widest:
             self.widest = len(nxt)
             self.memory.measure()
         else:

@@ -74,7 +74,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import selectors
 import signal
+import time
 from collections import Counter
 from itertools import chain, repeat
 from typing import Iterable
@@ -84,16 +86,24 @@ from checker.search.engine import LocalExpander
 from checker.search.expand import ChunkResult, expand_chunk
 from checker.search.result import DEADLOCK, CheckResult
 from checker.search.errors import EXIT_EVALUATION, EngineEvaluationError, KmcError
-from checker.search.proc import cpu_idle, pss
+from checker.search.proc import HAVE_PROC, cpu_idle, pss, rss
 from model.base import Model, Property
 
 # Frontier size from which the remaining levels go parallel: the workers are
 # forked once and a level costs the coordinator a few messages per unit and
-# per level, so a level of a thousand states already pays (bench/scaling.py);
-# below it the whole check takes a few seconds at most (and stays one process).
-THRESHOLD = 1_000
+# per level, so a level of a few hundred states already pays (bench/scaling.py),
+# and the narrow levels before it are per-state work in the coordinator;
+# below it the whole check takes a fraction of a second (and stays one process).
+THRESHOLD = 250
 # ... and when at least this much of a core sat idle during the level before
 IDLE_CORES = 0.5
+# The pool's workers measure their memory at a level's end, and say their
+# resident set with each unit (--max-memory's upper bound); within a level the
+# coordinator reads the tree's /proc (its cost grows with the workers) only
+# once this long has passed since the last measurement
+MID_LEVEL_MEMORY_S = 10.0
+# ... and checks a stop, the limits and progress at most this often (seconds)
+CHECK_EVERY_S = 0.02
 
 
 class ParallelError(KmcError):
@@ -787,6 +797,9 @@ class SharedPool:
         self.table = None
         self.procs: list = []
         self.conns: list = []
+        self.resident: dict = {}    # worker -> its resident set, as it said with its last unit
+        self.memory = None          # the run's TreeMemory, its measurements delegated to the workers
+        self.selector = None
         self.growth = 2.0  # the last level's states per state of the level before (a guess at first)
 
     # -- the workers --
@@ -806,6 +819,8 @@ class SharedPool:
             from checker.search.codec import pack_fps
             self.table.add_old(pack_fps(list(seen), 64))
         search.seen = _SharedSeen(self.table, used)
+        self.memory = search.memory
+        self.memory.delegate(self._upper, MID_LEVEL_MEMORY_S)
         import multiprocessing as mp
         ctx = mp.get_context("fork")
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
@@ -821,9 +836,20 @@ class SharedPool:
                 self.conns.append(mine)
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        # (one selector for the run: a worker answers only when asked, or ends)
+        self.selector = selectors.DefaultSelector()
+        for w, c in enumerate(self.conns):
+            self.selector.register(c, selectors.EVENT_READ, w)
+
+    def _upper(self) -> int:
+        """The resident sets of this process and its workers (theirs as of their last unit)."""
+        return (rss(os.getpid()) or 0) + sum(self.resident.values())
 
     def close(self) -> None:
         """Stop the workers (the end of the run, however it ends)."""
+        if self.memory is not None:
+            self.memory.delegate(None)
+            self.memory = None
         for c in self.conns:
             try:
                 c.send(("stop",))
@@ -836,6 +862,9 @@ class SharedPool:
                 p.kill()
                 p.join(5)
         self.procs, self.conns = [], []
+        if self.selector is not None:
+            self.selector.close()
+            self.selector = None
 
     def _recv(self, w: int, level: int):
         try:
@@ -851,17 +880,16 @@ class SharedPool:
             c.send(m)
         return [self._recv(w, level) for w in range(len(self.conns))]
 
-    def _grow(self) -> None:
-        used, cap = self.table.load()
-        cap *= 2
-        while cap * GROW_AT < used:
-            cap *= 2
-        self.table.grow(cap)
+    def _grow(self, level: int, cap: int) -> None:
+        """The table rehashed into `cap` slots, a part by each worker at once
+        (none is inserting)."""
+        n = len(self.conns)
+        self._all(level, [("rehash", cap, w, n) for w in range(n)])
+        self.table.switch(cap)
 
     # -- a level --
 
     def expand(self, search: Search, level: int, frontier, log, keep: bool):
-        from multiprocessing.connection import wait
         if not isinstance(frontier, _SharedLevel):
             frontier = _level_from_frontier(search, frontier)
         n_in = len(frontier)
@@ -872,7 +900,7 @@ class SharedPool:
             want = cap
             while want * GROW_AT < used + self.growth * n_in:
                 want *= 2
-            self.table.grow(want)
+            self._grow(level, want)
         units = _units(frontier, self.workers)
         pending_names = tuple(p.name for p in search.ctx.sometimes)
         # a level the local engine keeps in memory stays objects in the workers that found its states
@@ -894,7 +922,7 @@ class SharedPool:
         stop = None                             # (key, kind, detail): the first stop found
         grow = False
         done = 0
-        by_conn = {c: w for w, c in enumerate(self.conns)}
+        checked = 0.0
         def take(w: int):
             """The next unit for worker w: its own, else one nobody holds, else
             the last of the longest other queue (its states then rebuilt)."""
@@ -906,7 +934,11 @@ class SharedPool:
 
         while any(queues.values()) or shared or any(busy.values()):
             if grow and not any(busy.values()):
-                self._grow()
+                used, cap = self.table.load()
+                cap *= 2
+                while cap * GROW_AT < used:
+                    cap *= 2
+                self._grow(level, cap)
                 grow = False
             while not grow:
                 w = min(busy, key=lambda k: len(busy[k]))
@@ -923,8 +955,8 @@ class SharedPool:
                 busy[w].append(u)
             if not any(busy.values()):
                 continue
-            for conn in wait([self.conns[w] for w in busy if busy[w]]):
-                w = by_conn[conn]
+            for key, _ in self.selector.select():
+                w = key.data
                 msg = self._recv(w, level)
                 u = msg[1]
                 busy[w].remove(u)
@@ -935,7 +967,7 @@ class SharedPool:
                 if msg[0] == "error":
                     event = (msg[2], "error", msg[3])
                 else:
-                    _, _, names[u], event, first_deadlock = msg
+                    _, _, names[u], event, first_deadlock, self.resident[w] = msg
                     if first_deadlock is not None:
                         deadlocks[u] = first_deadlock
                     done += units[u][1]
@@ -944,7 +976,10 @@ class SharedPool:
             used, cap = self.table.load()
             if used > cap * GROW_AT:
                 grow = True
-            search.between_chunks(level, n_in - done)
+            now = time.monotonic()
+            if now >= checked:   # (a ^C, the limits, progress: every few ms is soon enough)
+                checked = now + CHECK_EVERY_S
+                search.between_chunks(level, n_in - done)
         # where the level ends (the local engine's point): keys up to `limit`
         limit = (1 << 64) - 1
         if stop is not None:
@@ -967,13 +1002,20 @@ class SharedPool:
         for u in sorted(owned):
             offsets[u] = total
             total += owned[u][1]
+        # (the workers make the log's files: each opens every one)
         files = {name: str(search.spill.file(f"log-{name}")) for name in ("fps", "parents", "actions")}
-        for path in files.values():
-            open(path, "wb").close()
         outs = [str(search.spill.file(f"pool-{level + 1}-w{w}")) if keep else None for w in range(self.workers)]
         ids = search.action_ids
+        # the level's end measured (core.Search.expand_level's rule) by the workers, each its own
+        # figure and the first the coordinator's too, while this process waits
+        measure = HAVE_PROC and (total >= search.widest or search.memory.is_due())
+        also = [((os.getpid(),) if w == 0 else ()) if measure else None for w in range(self.workers)]
         written = self._all(level, [("write", offsets, {a: ids[a] for row in r[1] for a in row[3] if a in ids},
-                                     files, outs[w]) for w, r in enumerate(reports)])
+                                     files, outs[w], also[w]) for w, r in enumerate(reports)])
+        if measure:
+            sizes = {pid: size for r in written for pid, size in r[2].items() if size is not None}
+            search.memory.measure(exclude=list(sizes), extra=sum(sizes.values()), extra_processes=len(sizes))
+            search.measured_end = level
         for path in parked or ():
             try:
                 os.unlink(path)
@@ -1108,7 +1150,10 @@ class _PoolWorker:
             elif kind == "filter":
                 conn.send(("filtered", self.filter(msg[1])))
             elif kind == "write":
-                conn.send(("written", self.write(*msg[1:])))
+                conn.send(("written", *self.write(*msg[1:])))
+            elif kind == "rehash":
+                self.table.rehash(*msg[1:])
+                conn.send(("rehashed",))
             else:
                 return
 
@@ -1190,7 +1235,7 @@ class _PoolWorker:
                 event = (karr[res.violations[0][1]], "violation", None)
             else:
                 event = (first_deadlock[0], "deadlock", None)
-        return ("expanded", u, Counter(res.action_names), event, first_deadlock)
+        return ("expanded", u, dict(Counter(res.action_names)), event, first_deadlock, rss(os.getpid()) or 0)
 
     def filter(self, limit: int) -> list:
         """Per unit: (unit, states it holds the first discovery of, their
@@ -1222,19 +1267,22 @@ class _PoolWorker:
                         seen_names.add(name)
                         vio.append((keys[i], name, unit.fps[i]))
                 wit = sorted({name for name, i in unit.witnesses if i in kept})
-            rows.append((u, len(picks), Counter(a[0] for a in mine), new_actions, vio, wit))
+            rows.append((u, len(picks), dict(Counter(a[0] for a in mine)), new_actions, vio, wit))
         return rows
 
-    def write(self, offsets: dict, ids: dict, files: dict, out_path: str | None) -> list:
+    def write(self, offsets: dict, ids: dict, files: dict, out_path: str | None, also) -> tuple:
         """The kept states' log entries at their places in the level's log
         files, and (a level to expand next) their frontier records; returns
-        (level index, path, offset, length, states) per record."""
+        (level index, path, offset, length, states) per record, and the
+        memory (proc.pss) of this process and the processes `also`, as both
+        levels' states are still held (the most the level takes), when
+        `also` is not None."""
         from array import array
         from checker.search.codec import pack_fps, pack_states, unpack_states
         from checker.search.frontier import write_record
         known = self.ids = getattr(self, "ids", {})
         known.update(ids)
-        fds = {name: os.open(path, os.O_WRONLY) for name, path in files.items()}
+        fds = {name: os.open(path, os.O_WRONLY | os.O_CREAT, 0o666) for name, path in files.items()}
         out = open(out_path, "ab") if out_path is not None else None
         fragments = []
         held: dict = {}
@@ -1270,9 +1318,10 @@ class _PoolWorker:
                 os.close(fd)
             if out is not None:
                 out.close()
+        sizes = {} if also is None else {pid: pss(pid) for pid in (os.getpid(), *also)}
         self.units = {}
         self.held = held
         for fd in self.fds.values():   # (the level read is done: its files may go)
             os.close(fd)
         self.fds = {}
-        return fragments
+        return fragments, sizes

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 HAVE_PROC = Path("/proc/self/statm").exists()
@@ -193,6 +194,9 @@ class TreeMemory:
         self.processes = 1          # processes in the tree at the peak
         self.most_processes = 1
         self.due = 0.0
+        self.stamp = 0.0            # time.monotonic() of the last measurement
+        self.upper: Callable[[], int] | None = None   # delegate()'s
+        self.interval: float | None = None
         self.method = METHOD
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -207,9 +211,9 @@ class TreeMemory:
 
     def measure(self, exclude=(), extra: int = 0, extra_processes: int = 0) -> int:
         """The tree's figure now, in bytes; the peak kept. exclude, extra: the
-        processes that said what they held as they ended (the auto engine's
-        workers: they exit before their level's end) and their sum, in place
-        of what is left of them."""
+        processes whose figure was read elsewhere (the auto engine's workers
+        read their own, and the coordinator's, at a level's end; or said what
+        they held as they exited) and their sum, in place of reading them here."""
         if not HAVE_PROC:
             self.current = _own_peak()
             self.peak = max(self.peak, self.current)
@@ -226,7 +230,8 @@ class TreeMemory:
             self.most_processes = max(self.most_processes, n)
             if total >= self.peak:
                 self.peak, self.processes = total, n
-            self.due = time.monotonic() + max(self.min_interval, cost * self.share)
+            self.stamp = time.monotonic()
+            self.due = self.stamp + max(self.min_interval, cost * self.share)
         return total
 
     def final_peak(self) -> int:
@@ -234,15 +239,28 @@ class TreeMemory:
         self.measure()
         return self.peak
 
+    def is_due(self) -> bool:
+        return time.monotonic() >= self.due
+
+    def delegate(self, upper: Callable[[], int] | None, interval: float | None = None) -> None:
+        """The run's processes measure themselves at each level's end (the auto
+        engine's workers, where a measurement costs this process nothing):
+        poll() then reads the tree here only once `interval` s have passed
+        since the last measurement, and `upper()` (the resident sets as they
+        last said them) stands in for reading theirs. None: undone."""
+        self.upper = upper
+        self.interval = interval
+
     def poll(self) -> int:
         """The figure as last measured, measured again when due (or when the
         resident sets pass the limit)."""
         now = time.monotonic()
-        if now >= self.due:
+        if now >= self.due and (self.interval is None or now >= self.stamp + self.interval):
             return self.measure()
         if self.limit is not None and HAVE_PROC and self.current <= self.limit and now >= self.upper_due:
             self.upper_due = now + self.upper_interval
-            upper = sum(v for v in map(rss, tree(self.roots)) if v is not None)
+            upper = self.upper() if self.upper is not None else sum(v for v in map(rss, tree(self.roots))
+                                                                    if v is not None)
             if upper > self.limit:
                 return self.measure()
         return self.current

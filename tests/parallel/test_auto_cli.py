@@ -30,20 +30,22 @@ def kmc(args, tmp_path, env=None, code=None, timeout=300):
 
 
 def test_small_check_stays_one_process(tmp_path):
-    """The default threshold: no fork, no Spark module, the local engine's
-    answer; the summary says every level ran locally."""
+    """The default threshold (250 states): no fork, no Spark module, the
+    local engine's answer; the summary says every level ran locally. (Its
+    first 11 steps: levels of 1 to 238 states.)"""
     code = ("import os\n"
             "def _no(*a, **k): raise AssertionError('a small check forked')\n"
             "os.fork = _no\n"
             "import atexit\n"
             "atexit.register(lambda: print('SPARK' if any(m.startswith(('checker.search.spark.engine', 'pyspark'))"
             " for m in sys.modules) else 'NOSPARK', file=sys.stderr))\n")
-    r = kmc(["check", QUICK, "--json", "-q", "--out", str(tmp_path / "res")], tmp_path, code=code)
+    r = kmc(["check", QUICK, "--depth", "11", "--json", "-q", "--out", str(tmp_path / "res")], tmp_path, code=code)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["distinct"] == 14304 and out["config"]["engine"] == "auto"
+    assert out["distinct"] == 922 and out["config"]["engine"] == "auto"
+    assert max(out["per_level_distinct"]) == 238
     assert out["auto"]["handover_level"] is None and out["auto"]["workers"] == 1
-    assert out["auto"]["levels"] == ["local"] * 39
+    assert out["auto"]["levels"] == ["local"] * 12
     assert r.stderr.strip().endswith("NOSPARK")
 
 
