@@ -431,9 +431,7 @@ class Search:
         """Level `level` is finished and self.frontier holds it: saved with
         --checkpoint (or once big enough), then the disk's room for the next."""
         frontier = self.frontier
-        if self.checkpoint is None or self.stopped:
-            return
-        if not self.checkpoint.sealed and len(frontier) < self.options.checkpoint_from:
+        if self.stopped or not self.keeps(len(frontier)):
             return
         written = self.checkpoint.save(self, level, frontier)
         if self.options.max_depth is None or level + 1 < self.options.max_depth:  # (the bound's is not saved)
@@ -442,6 +440,10 @@ class Search:
         if self.options.stop_after_level is not None and level >= self.options.stop_after_level:
             raise RunStopped(f"stopped after level {level} as asked; every finished level is in "
                              f"{self.checkpoint.folder}: resume it")
+
+    def keeps(self, n: int) -> bool:
+        """Whether a finished level of n states is saved (a checkpoint)."""
+        return self.checkpoint is not None and (self.checkpoint.sealed or n >= self.options.checkpoint_from)
 
     def _snapshot(self, level: int) -> None:
         """While no level is kept on disk yet (below checkpoint_from states,

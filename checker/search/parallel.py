@@ -17,7 +17,8 @@ steps:
 1. expand: the level is cut into units (_unit_sizes: from 2,048 states
    down to 64 at the level's end; a unit never crosses one of the local
    engine's chunks, nor a change of the worker holding its states), handed
-   out to whichever worker is free, its own first. A worker takes its
+   out to whichever worker is free, its own first, then one nobody holds,
+   then the last of another's that has records. A worker takes its
    unit's states as it kept them or rebuilds them from the previous level's
    records, expands them with checker.search.expand.expand_chunk -- the
    local engine's expansion and checks -- against the shared table: each
@@ -40,7 +41,11 @@ steps:
    deadlocks, a local chunk at a time), gives each unit its place in the next
    level, and the workers write their states' level log entries at those
    places (pwrite) and the next level's records (checker/search/frontier.py's
-   format) to their own files.
+   format) to their own files: of the states a worker holds as objects,
+   only its last units' (a quarter of them, TAIL_SHARE), which another
+   worker may take, unless the level is saved (a checkpoint) or read again
+   at the depth bound (packing them was most of what the pool cost beyond
+   the local engine).
 
 Why the answers are the local engine's: the local engine keeps, for each
 new state, its first discovery in BFS order (parents in level order, each
@@ -95,6 +100,9 @@ from model.base import Model, Property
 # and the narrow levels before it are per-state work in the coordinator;
 # below it the whole check takes a fraction of a second (and stays one process).
 THRESHOLD = 250
+# ... 1,000 where the pool is PoolExpander (the liveness graph, 128-bit
+# fingerprints, the pure-Python hot path), whose workers are forked per level
+PER_LEVEL_THRESHOLD = 1_000
 # ... and when at least this much of a core sat idle during the level before
 IDLE_CORES = 0.5
 # The pool's workers measure their memory at a level's end, and say their
@@ -167,8 +175,8 @@ class AutoExpander:
     more processes: the hand-over waits for a later level); from there on
     PoolExpander's."""
 
-    def __init__(self, threshold: int = THRESHOLD, workers: int | None = None):
-        self.threshold = threshold
+    def __init__(self, threshold: int | None = None, workers: int | None = None):
+        self.threshold = threshold   # (None: THRESHOLD, or PER_LEVEL_THRESHOLD for PoolExpander)
         self.meter = IdleMeter(cores()) if workers is None else None
         self.workers = workers if workers is not None else cores()
         self.local = LocalExpander()
@@ -189,9 +197,14 @@ class AutoExpander:
         if close is not None:
             close()
 
+    def _threshold(self, search: Search) -> int:
+        if self.threshold is not None:
+            return self.threshold
+        return THRESHOLD if shared_pool_fits(search) else PER_LEVEL_THRESHOLD
+
     def _hand_over(self, search: Search, level: int, frontier) -> bool:
         idle = self.meter.idle_cores() if self.meter is not None else None   # during the last level
-        if self.workers <= 1 or len(frontier) < self.threshold or search.stopped:
+        if self.workers <= 1 or len(frontier) < self._threshold(search) or search.stopped:
             return False
         if idle is not None and idle < IDLE_CORES:
             self.busy_levels.append(level)
@@ -204,7 +217,7 @@ class AutoExpander:
         hand = self.handover_level
         levels = len(search.per_level_distinct)
         return {"name": "auto", "workers": self.workers if hand is not None else 1,
-                "threshold": self.threshold, "handover_level": hand,
+                "threshold": self._threshold(search), "handover_level": hand,
                 "levels": ["local" if hand is None or lv <= hand else "pool" for lv in range(levels)],
                 # levels past the threshold left local: the other cores were busy
                 "busy_levels": list(self.busy_levels)}
@@ -583,9 +596,9 @@ def _env_int(name: str) -> int | None:
 def check_auto(model: Model, properties: Iterable[Property], options: CheckOptions,
                threshold: int | None = None, workers: int | None = None) -> CheckResult:
     """Check as the local engine does, going parallel from a frontier of
-    `threshold` states (default THRESHOLD, or $KMC_AUTO_THRESHOLD) when
-    there is more than one worker (default one per core, or
-    $KMC_AUTO_WORKERS). The result's `engine` says where each level ran:
+    `threshold` states (default THRESHOLD or PER_LEVEL_THRESHOLD, or
+    $KMC_AUTO_THRESHOLD) when there is more than one worker (default one
+    per core, or $KMC_AUTO_WORKERS). The result's `engine` says where each level ran:
     {"name": "auto", "workers", "threshold", "handover_level", "levels":
     ["local" | "pool"], "busy_levels"}."""
     return Search(model, properties, options, auto_expander(threshold, workers)).run()
@@ -595,7 +608,7 @@ def auto_expander(threshold: int | None = None, workers: int | None = None) -> A
     """The auto engine's levels (check_auto's defaults: $KMC_AUTO_THRESHOLD,
     $KMC_AUTO_WORKERS), for a Search of any kind (the liveness search's too)."""
     if threshold is None:
-        threshold = _env_int(THRESHOLD_ENV) or THRESHOLD
+        threshold = _env_int(THRESHOLD_ENV)
     if workers is None:
         workers = _env_int(WORKERS_ENV)
     return AutoExpander(threshold, workers)
@@ -689,9 +702,14 @@ class _SharedLevel:
                 pass
         self.fragments = []
 
+    def _whole(self) -> None:
+        if any(f[1] < 0 for f in self.fragments):   # (SharedPool.expand packs all when read)
+            raise RuntimeError("a level whose states are held by the workers without records")
+
     def records(self):
         """(packed states, packed fingerprints) per fragment, in order."""
         from checker.search.frontier import _HEAD
+        self._whole()
         for path, offset, length, _ in self.fragments:
             with open(path, "rb") as f:
                 f.seek(offset)
@@ -708,6 +726,7 @@ class _SharedLevel:
         """The level as one frontier file (its fragments' records in order),
         fsynced; the local engine reads it in its own chunks."""
         from pathlib import Path
+        self._whole()
         dest = Path(dest)
         tmp = dest.with_name(f".{dest.name}.tmp")
         with open(tmp, "wb") as out:
@@ -923,14 +942,18 @@ class SharedPool:
         grow = False
         done = 0
         checked = 0.0
+        # (a unit whose states all have records: any worker can rebuild them)
+        stealable = [all(piece[0][1] >= 0 for piece in pieces) for _, _, pieces in units]
+
         def take(w: int):
             """The next unit for worker w: its own, else one nobody holds, else
-            the last of the longest other queue (its states then rebuilt)."""
+            the last of the longest other queue that ends in a unit with
+            records (its states then rebuilt)."""
             for q in (queues[w], shared):
                 if q:
                     return q.popleft()
-            other = max(queues.values(), key=len)
-            return other.pop() if other else None
+            other = max((q for q in queues.values() if q and stealable[q[-1]]), key=len, default=None)
+            return other.pop() if other is not None else None
 
         while any(queues.values()) or shared or any(busy.values()):
             if grow and not any(busy.values()):
@@ -941,10 +964,12 @@ class SharedPool:
                 self._grow(level, cap)
                 grow = False
             while not grow:
-                w = min(busy, key=lambda k: len(busy[k]))
-                if len(busy[w]) >= 2:
-                    break
-                u = take(w)
+                u = None
+                for w in sorted(busy, key=lambda k: len(busy[k])):   # the least busy first
+                    if len(busy[w]) < 2:
+                        u = take(w)
+                        if u is not None:
+                            break
                 if u is None:
                     break
                 start, count, pieces = units[u]
@@ -1010,8 +1035,17 @@ class SharedPool:
         # figure and the first the coordinator's too, while this process waits
         measure = HAVE_PROC and (total >= search.widest or search.memory.is_due())
         also = [((os.getpid(),) if w == 0 else ()) if measure else None for w in range(self.workers)]
+        # a worker writes no record for the states it holds as objects (their packing is most
+        # of what the pool costs beyond the local engine) but for its last units, the ones
+        # another worker may take at the next level (take: only units with records); all when
+        # the level will be saved (a checkpoint) or read again at the depth bound
+        if not keep or search.keeps(total) or search.options.check_deadlock:
+            pack_from = [0] * self.workers
+        else:
+            pack_from = [_tail(sorted((offsets[row[0]], row[1]) for row in r[1] if row[0] in offsets))
+                         for r in reports]
         written = self._all(level, [("write", offsets, {a: ids[a] for row in r[1] for a in row[3] if a in ids},
-                                     files, outs[w], also[w]) for w, r in enumerate(reports)])
+                                     files, outs[w], pack_from[w], also[w]) for w, r in enumerate(reports)])
         if measure:
             sizes = {pid: size for r in written for pid, size in r[2].items() if size is not None}
             search.memory.measure(exclude=list(sizes), extra=sum(sizes.values()), extra_processes=len(sizes))
@@ -1091,6 +1125,22 @@ class SharedPool:
 
 
 CHUNK_STATES_LOCAL = CHUNK_STATES   # the local engine's chunk (units never cross one)
+# A worker writes the records of the states it holds as objects for its last
+# units holding this share of them (at least 2 * MIN_UNIT states): what the
+# others may take from it at the next level
+TAIL_SHARE = 0.25
+
+
+def _tail(units: list) -> int:
+    """The level index from which a worker writes the records of the states
+    it holds, its (level index, states) units given in order."""
+    want = max(TAIL_SHARE * sum(n for _, n in units), 2 * MIN_UNIT)
+    got = 0
+    for at, n in reversed(units):
+        got += n
+        if got >= want:
+            return at
+    return 0
 
 
 def _pool_worker(search: Search, table, w: int, conn, others: list) -> None:
@@ -1270,12 +1320,13 @@ class _PoolWorker:
             rows.append((u, len(picks), dict(Counter(a[0] for a in mine)), new_actions, vio, wit))
         return rows
 
-    def write(self, offsets: dict, ids: dict, files: dict, out_path: str | None, also) -> tuple:
+    def write(self, offsets: dict, ids: dict, files: dict, out_path: str | None, pack_from: int, also) -> tuple:
         """The kept states' log entries at their places in the level's log
-        files, and (a level to expand next) their frontier records; returns
-        (level index, path, offset, length, states) per record, and the
-        memory (proc.pss) of this process and the processes `also`, as both
-        levels' states are still held (the most the level takes), when
+        files, and (a level to expand next) their frontier records, those
+        it holds as objects only from level index `pack_from` on; returns
+        (level index, path, offset, length, states, held) per fragment, and
+        the memory (proc.pss) of this process and the processes `also`, as
+        both levels' states are still held (the most the level takes), when
         `also` is not None."""
         from array import array
         from checker.search.codec import pack_fps, pack_states, unpack_states
@@ -1286,6 +1337,7 @@ class _PoolWorker:
         out = open(out_path, "ab") if out_path is not None else None
         fragments = []
         held: dict = {}
+        unpacked = 0   # (a fragment without a record: a negative offset, its own)
         try:
             for u in sorted(self.units):
                 unit = self.units[u]
@@ -1302,6 +1354,11 @@ class _PoolWorker:
                     kept = None
                     if type(unit.states) is list:   # objects
                         kept = [unit.states[i][:3] for i in picks]
+                        if at < pack_from:   # held without a record: only this worker expands them
+                            unpacked -= 1
+                            fragments.append((at, out_path, unpacked, 0, len(picks), True))
+                            held[(out_path, unpacked)] = kept
+                            continue
                         states = pack_states([e[1] for e in kept])
                     else:
                         path, offset, length = unit.states

@@ -313,3 +313,43 @@ def test_shipped_zip_runs_compiled(tmp_path):
                          cwd=tmp_path, env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split()[1:] == ["False", encoded]
+
+
+@needs_native
+def test_claim_table_rehashed_in_parts_by_several_processes():
+    """The auto engine's shared seen set grows with each worker rehashing a
+    part at once (forked processes here): every fingerprint keeps its
+    smallest key, nothing else is in it, and a part past the parts or a
+    capacity not larger is refused."""
+    from checker.search import _native
+    rng = random.Random(7)
+    fps = rng.sample(range(1, 1 << 63), 3000) + [0]
+    table = _native.ClaimTable(1 << 16, 1 << 12)
+    table.add_old(b"".join(f.to_bytes(8, "little") for f in fps[:1000]))
+    claims = _native.Claims(table)
+    claims.at(5)
+    claims.begin(0)
+    for fp in fps[1000:]:   # (a look-up gives the successor its key, then add claims it)
+        assert fp not in claims
+        claims.add(fp)
+    keys = claims.take_keys()
+    pids = []
+    for part in range(3):
+        pid = os.fork()
+        if pid == 0:
+            table.rehash(1 << 13, part, 3)
+            os._exit(0)
+        pids.append(pid)
+    assert all(os.waitpid(p, 0)[1] == 0 for p in pids)
+    table.switch(1 << 13)
+    assert table.load() == (len(fps), 1 << 13)
+    assert all(table.has_old(fp) for fp in fps[:1000])
+    assert not any(table.has_old(fp) for fp in fps[1000:])
+    owned = table.owned(keys, b"".join(f.to_bytes(8, "little") for f in fps[1000:]), (1 << 64) - 1)
+    assert len(owned) // 4 == len(fps) - 1000   # each still holds the key it was claimed with
+    assert not table.has_old(12345)
+    for bad in [(1 << 13, 0, 1), (1 << 14, 3, 3), (1 << 14, 0, 0), (3 << 13, 0, 1)]:
+        with pytest.raises(ValueError):
+            table.rehash(*bad)
+    with pytest.raises(ValueError):
+        table.switch(1 << 13)

@@ -136,3 +136,29 @@ def test_max_memory_stops_an_auto_run_whose_workers_pass_it(monkeypatch):
     assert held and int(held.group(1)) >= 2 and stopped.value.exit_code == 2   # the parent and a worker, at least
     # the same limit lets the local engine, one process, finish
     check(model, props, CheckOptions(max_depth=12, max_memory=limit))
+
+
+def test_a_delegated_measurement_reads_the_tree_here_only_when_long_due():
+    """Where the processes measure themselves (the auto engine's workers, at
+    each level's end), a due poll reads the tree here only once the interval
+    has passed; the upper bound they said stands in for their resident sets,
+    and one past the limit measures at once."""
+    m = proc.TreeMemory(limit=None, min_interval=0.0, share=0.0)   # (always due)
+    m.measure()
+    first = m.stamp
+    m.delegate(lambda: 0, interval=3600.0)
+    m.poll()
+    assert m.stamp == first               # due, but within the interval
+    m.delegate(None)
+    m.poll()
+    assert m.stamp > first                # undone: due is due
+    now = m.measure()
+    limited = proc.TreeMemory(limit=now + 1024 * MIB, min_interval=3600.0, upper_interval=0.0)
+    limited.measure()
+    stamp = limited.stamp
+    limited.delegate(lambda: 0, interval=3600.0)
+    limited.poll()
+    assert limited.stamp == stamp         # the said resident sets are under the limit
+    limited.delegate(lambda: now + 2048 * MIB, interval=3600.0)
+    limited.poll()
+    assert limited.stamp > stamp          # past it: measured here at once

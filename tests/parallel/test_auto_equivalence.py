@@ -249,6 +249,18 @@ def test_unit_sizes_keep_every_worker_busy(n, workers):
         assert len(units) >= workers
 
 
+def test_a_worker_writes_records_for_its_last_units_only():
+    """The states a worker holds as objects get records (what another
+    worker needs to take them) from its last units holding a quarter of
+    them, 2 * MIN_UNIT at least, or all of them when it holds fewer."""
+    from checker.search import parallel
+    units = [(0, 300), (900, 300), (1500, 200), (2000, 100), (2300, 100)]
+    assert parallel._tail(units) == 1500          # 200 + 100 + 100 >= 1000 / 4
+    assert parallel._tail([(0, 50), (10, 50), (70, 50)]) == 0           # 150 < 2 * 64: all
+    assert parallel._tail([(0, 200), (200, 400), (600, 30), (630, 100)]) == 200   # 130 < 730 / 4
+    assert parallel._tail([]) == 0
+
+
 @pytest.mark.parametrize("grow_at", [0.7, 100.0])
 def test_wide_space_and_a_growing_seen_set(monkeypatch, grow_at):
     """The kip966 reference to depth 9 (levels of up to 35,735 states): the
