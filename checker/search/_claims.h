@@ -224,23 +224,6 @@ static PyObject *claimtable_switch(ClaimTable *t, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* grow(capacity): rehash into the other half in this process (nothing
- * inserting meanwhile) */
-static PyObject *claimtable_grow(ClaimTable *t, PyObject *arg)
-{
-    PyObject *args[3] = {arg, NULL, NULL};
-    PyObject *zero = PyLong_FromLong(0), *one = PyLong_FromLong(1);
-    if (!zero || !one) { Py_XDECREF(zero); Py_XDECREF(one); return NULL; }
-    args[1] = zero;
-    args[2] = one;
-    PyObject *r = claimtable_rehash(t, args, 3);
-    Py_DECREF(zero);
-    Py_DECREF(one);
-    if (!r) return NULL;
-    Py_DECREF(r);
-    return claimtable_switch(t, arg);
-}
-
 /* add_old(fps): each fingerprint (a packed uint64 array) as an earlier level's */
 static PyObject *claimtable_add_old(ClaimTable *t, PyObject *arg)
 {
@@ -320,7 +303,6 @@ static PyObject *claimtable_load(ClaimTable *t, PyObject *unused)
 }
 
 static PyMethodDef claimtable_methods[] = {
-    {"grow", (PyCFunction)claimtable_grow, METH_O, "grow(capacity): rehash (no worker running)."},
     {"rehash", (PyCFunction)(void (*)(void))claimtable_rehash, METH_FASTCALL,
      "rehash(capacity, part, parts): one part of the table copied into the other half (parts at once)."},
     {"switch", (PyCFunction)claimtable_switch, METH_O, "switch(capacity): the table moves to the other half."},

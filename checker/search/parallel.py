@@ -279,6 +279,7 @@ class PoolExpander:
                 search.between_chunks(level, len(entries) - done + len(nxt))
             # the level's end: the parent and what the workers held at their ends
             search.memory.measure(exclude=[p.pid for p in workers.procs], extra=sum(workers.held.values()))
+            search.measured_end = level
             search.limits.memory_now(level, len(seen))
         finally:
             workers.close()
@@ -899,12 +900,18 @@ class SharedPool:
             c.send(m)
         return [self._recv(w, level) for w in range(len(self.conns))]
 
-    def _grow(self, level: int, cap: int) -> None:
-        """The table rehashed into `cap` slots, a part by each worker at once
-        (none is inserting)."""
-        n = len(self.conns)
-        self._all(level, [("rehash", cap, w, n) for w in range(n)])
-        self.table.switch(cap)
+    def _grow(self, level: int, need: float, at_least: int) -> None:
+        """The table rehashed, when it is smaller than `at_least` slots or
+        than `need` entries take (GROW_AT), into the smallest power of two
+        that is neither, a part by each worker at once (none is inserting)."""
+        cap = self.table.load()[1]
+        want = max(cap, at_least)
+        while want * GROW_AT < need:
+            want *= 2
+        if want > cap:
+            n = len(self.conns)
+            self._all(level, [("rehash", want, w, n) for w in range(n)])
+            self.table.switch(want)
 
     # -- a level --
 
@@ -914,12 +921,7 @@ class SharedPool:
         n_in = len(frontier)
         if not self.procs:
             self._start(search, n_in)
-        used, cap = self.table.load()
-        if cap * GROW_AT < used + self.growth * n_in:   # room for the level, as far as one can tell
-            want = cap
-            while want * GROW_AT < used + self.growth * n_in:
-                want *= 2
-            self._grow(level, want)
+        self._grow(level, self.table.load()[0] + self.growth * n_in, 0)   # room for the level, as far as one can tell
         units = _units(frontier, self.workers)
         pending_names = tuple(p.name for p in search.ctx.sometimes)
         # a level the local engine keeps in memory stays objects in the workers that found its states
@@ -958,10 +960,7 @@ class SharedPool:
         while any(queues.values()) or shared or any(busy.values()):
             if grow and not any(busy.values()):
                 used, cap = self.table.load()
-                cap *= 2
-                while cap * GROW_AT < used:
-                    cap *= 2
-                self._grow(level, cap)
+                self._grow(level, used, 2 * cap)
                 grow = False
             while not grow:
                 u = None
