@@ -14,11 +14,12 @@ Every per-state step runs in the workers; the coordinator (the run's
 process) works per unit of states and per level only. A level goes in three
 steps:
 
-1. expand: the level is cut into units (_unit_sizes: from 2,048 states
-   down to 64 at the level's end; a unit never crosses one of the local
-   engine's chunks, nor a change of the worker holding its states), handed
-   out to whichever worker is free, its own first, then one nobody holds,
-   then the last of another's that has records. A worker takes its
+1. expand: the level is cut into units (_units: from 2,048 states down
+   to 64 at the end of each worker's share; a unit never crosses one of
+   the local engine's chunks, nor a change of the worker holding its
+   states), handed out to whichever worker is free, its own first, then
+   one nobody holds, then the last of another's that has records. A
+   worker takes its
    unit's states as it kept them or rebuilds them from the previous level's
    records, expands them with checker.search.expand.expand_chunk -- the
    local engine's expansion and checks -- against the shared table: each
@@ -618,11 +619,13 @@ def auto_expander(threshold: int | None = None, workers: int | None = None) -> A
 # ---- the pool of workers that live for the whole run ----------------------------------
 
 # A level's states are cut into units that never cross one of the local
-# engine's chunks (CHUNK_STATES), guided: each unit holds the level's states
-# not yet cut over GUIDE * workers, between MIN_UNIT and CHUNK_STATES. A wide
-# level's first units cost one hand-over per 2,048 states; its last ones
-# shrink to MIN_UNIT, so the workers end a level together (the last unit is
-# what the others wait for); a narrow level gives every worker several.
+# engine's chunks (CHUNK_STATES), guided per holder (the worker that holds
+# the states as objects, or nobody): each unit holds its holder's states not
+# yet cut over GUIDE * workers, between MIN_UNIT and CHUNK_STATES. A wide
+# level's first units cost one hand-over per 2,048 states; each holder's
+# last ones shrink to MIN_UNIT, so a worker that has run out steals small
+# units and the workers end a level together (the last unit is what the
+# others wait for); a narrow level gives every worker several.
 MIN_UNIT = 64
 GUIDE = 2
 # the shared seen set grows (doubles) when it is this full (between units)
@@ -637,17 +640,6 @@ def shared_pool_fits(search: Search) -> bool:
     from checker.search import native
     return (native.ENABLED and search.options.fingerprint_bits == 64
             and type(search).absorb is Search.absorb and type(search).worker_extras is Search.worker_extras)
-
-
-def _unit_sizes(n: int, workers: int) -> list:
-    """(first state's index, states) of a level's units (GUIDE's rule)."""
-    out, start = [], 0
-    while start < n:
-        size = min(CHUNK_STATES, max(MIN_UNIT, (n - start) // (GUIDE * workers)))
-        end = min(n, start + size, (start // CHUNK_STATES + 1) * CHUNK_STATES)
-        out.append((start, end - start))
-        start = end
-    return out
 
 
 def _memory_slots() -> int:
@@ -780,29 +772,40 @@ def _level_from_frontier(search: Search, frontier) -> _SharedLevel:
 
 
 def _units(level: _SharedLevel, workers: int) -> list:
-    """The level cut into units (_unit_sizes), and further where the
-    worker that holds the states as objects changes (a unit's states are
-    then rebuilt by nobody but a worker that steals it): (first state's
-    index, states, [(fragment, lo, hi)])."""
-    units = []
+    """The level cut into units in order: each holds states of one holder
+    (the worker that holds them as objects, or nobody), guided by what that
+    holder has left (GUIDE's rule), and never crosses a local chunk:
+    (first state's index, states, [(fragment, lo, hi)])."""
     frags = level.fragments
     holder = level.holders.get
+    left: dict = {}          # holder -> its states not yet cut
+    for f in frags:
+        h = holder(f[:2])
+        left[h] = left.get(h, 0) + f[3]
+    units = []
     fi, fstart = 0, 0        # fragment index, the level index of its first state
-    for start, size in _unit_sizes(level.n, workers):
-        end = start + size
+    start = 0
+    while start < level.n:
+        while fstart + frags[fi][3] <= start:
+            fstart += frags[fi][3]
+            fi += 1
+        h = holder(frags[fi][:2])
+        size = min(CHUNK_STATES, max(MIN_UNIT, left[h] // (GUIDE * workers)))
+        end = min(level.n, start + size, (start // CHUNK_STATES + 1) * CHUNK_STATES)
         pieces = []
         pos = start
         while pos < end:
             while fstart + frags[fi][3] <= pos:
                 fstart += frags[fi][3]
                 fi += 1
+            if holder(frags[fi][:2]) != h:
+                break
             hi = min(end, fstart + frags[fi][3])
-            if pieces and holder(frags[fi][:2]) != holder(pieces[0][0][:2]):
-                units.append((start, pos - start, pieces))
-                start, pieces = pos, []
             pieces.append((frags[fi], pos - fstart, hi - fstart))
             pos = hi
-        units.append((start, end - start, pieces))
+        units.append((start, pos - start, pieces))
+        left[h] -= pos - start
+        start = pos
     return units
 
 

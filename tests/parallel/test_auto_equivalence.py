@@ -231,22 +231,53 @@ def test_narrow_spaces(row):
     assert len(auto.per_level_distinct) == tlc["levels"]
 
 
+def _level(sizes: list, holders: list):
+    """A _SharedLevel of fragments of these sizes, each held by its holder (None: nobody)."""
+    from checker.search import parallel
+    frags = [("p", i, 1, n) for i, n in enumerate(sizes)]
+    return parallel._SharedLevel(frags, sum(sizes), True,
+                                 {f[:2]: h for f, h in zip(frags, holders) if h is not None})
+
+
 @pytest.mark.parametrize("n, workers", [(100_000, 2), (18_000, 2), (3_000, 16), (1_000, 2), (5, 4), (0, 2)])
-def test_unit_sizes_keep_every_worker_busy(n, workers):
+def test_units_keep_every_worker_busy(n, workers):
     """Units cover the level in order, never cross a local chunk, start at
     2,048 states on a wide level and end at MIN_UNIT (the others' wait)."""
     from checker.search import parallel
-    units = parallel._unit_sizes(n, workers)
+    chunk = parallel.CHUNK_STATES
+    sizes = [min(chunk, n - s) for s in range(0, n, chunk)]
+    units = parallel._units(_level(sizes, [None] * len(sizes)), workers)
     assert [u[0] for u in units] == [sum(u[1] for u in units[:i]) for i in range(len(units))]
     assert sum(u[1] for u in units) == n
-    chunk = parallel.CHUNK_STATES
-    assert all(start // chunk == (start + size - 1) // chunk and 0 < size <= chunk for start, size in units)
+    assert all(start // chunk == (start + size - 1) // chunk and 0 < size <= chunk for start, size, _ in units)
+    assert all(sum(hi - lo for _, lo, hi in pieces) == size for _, size, pieces in units)
     if n >= 2 * parallel.GUIDE * workers * chunk:
         assert units[0][1] == chunk
     if n >= parallel.MIN_UNIT:
         assert units[-1][1] <= parallel.MIN_UNIT
     if n >= workers * parallel.MIN_UNIT:
         assert len(units) >= workers
+
+
+def test_each_holders_units_end_small():
+    """On a level whose states two workers hold, fragment by fragment in
+    turn, every unit holds one worker's states, and each worker's units
+    shrink to MIN_UNIT at the end of its share (what a worker that has run
+    out takes from it), wherever that share ends in the level."""
+    from checker.search import parallel
+    sizes = [3_000, 1_500, 2_000, 700, 4_000, 300, 2_500, 2_200]
+    holders = [0, 1, 0, 1, 0, 1, 0, 1]
+    level = _level(sizes, holders)
+    units = parallel._units(level, 2)
+    assert [u[0] for u in units] == [sum(u[1] for u in units[:i]) for i in range(len(units))]
+    assert sum(u[1] for u in units) == level.n
+    held = {w: [u for u in units if {level.holders[p[0][:2]] for p in u[2]} == {w}] for w in (0, 1)}
+    assert len(held[0]) + len(held[1]) == len(units)
+    for w in (0, 1):
+        assert held[w][-1][1] <= parallel.MIN_UNIT
+    assert max(u[1] for u in held[0]) == parallel.CHUNK_STATES   # (11,500 states: 2,048 first)
+    # worker 1's share ends with the level; worker 0's before it, yet ends small too
+    assert held[0][-1][0] + held[0][-1][1] == sum(sizes[:7])
 
 
 def test_a_worker_writes_records_for_its_last_units_only():
