@@ -620,9 +620,10 @@ def auto_expander(threshold: int | None = None, workers: int | None = None) -> A
 
 # A level's states are cut into units that never cross one of the local
 # engine's chunks (CHUNK_STATES), guided per holder (the worker that holds
-# the states as objects, or nobody): each unit holds its holder's states not
-# yet cut over GUIDE * workers, between MIN_UNIT and CHUNK_STATES. A wide
-# level's first units cost one hand-over per 2,048 states; each holder's
+# the states as objects, or nobody): a unit holds the holder's states not
+# yet cut over GUIDE * w, between MIN_UNIT and CHUNK_STATES, where w is how
+# many workers' shares of the level the holder's states make (one at least;
+# a level nobody holds: every worker). A wide level's first units cost one hand-over per 2,048 states; each holder's
 # last ones shrink to MIN_UNIT, so a worker that has run out steals small
 # units and the workers end a level together (the last unit is what the
 # others wait for); a narrow level gives every worker several.
@@ -774,14 +775,18 @@ def _level_from_frontier(search: Search, frontier) -> _SharedLevel:
 def _units(level: _SharedLevel, workers: int) -> list:
     """The level cut into units in order: each holds states of one holder
     (the worker that holds them as objects, or nobody), guided by what that
-    holder has left (GUIDE's rule), and never crosses a local chunk:
-    (first state's index, states, [(fragment, lo, hi)])."""
+    holder has left (GUIDE's rule, over the workers its states would keep
+    busy), and never crosses a local chunk: (first state's index, states,
+    [(fragment, lo, hi)])."""
     frags = level.fragments
     holder = level.holders.get
     left: dict = {}          # holder -> its states not yet cut
     for f in frags:
         h = holder(f[:2])
         left[h] = left.get(h, 0) + f[3]
+    # how many workers' shares of the level each holder's states make, one at least: a
+    # holder's units shrink as the level's do while the workers go through their own
+    weight = {h: max(1.0, workers * k / level.n) for h, k in left.items()}
     units = []
     fi, fstart = 0, 0        # fragment index, the level index of its first state
     start = 0
@@ -790,7 +795,7 @@ def _units(level: _SharedLevel, workers: int) -> list:
             fstart += frags[fi][3]
             fi += 1
         h = holder(frags[fi][:2])
-        size = min(CHUNK_STATES, max(MIN_UNIT, left[h] // (GUIDE * workers)))
+        size = min(CHUNK_STATES, max(MIN_UNIT, int(left[h] / (GUIDE * weight[h]))))
         end = min(level.n, start + size, (start // CHUNK_STATES + 1) * CHUNK_STATES)
         pieces = []
         pos = start
