@@ -43,10 +43,10 @@ steps:
    level, and the workers write their states' level log entries at those
    places (pwrite) and the next level's records (checker/search/frontier.py's
    format) to their own files: of the states a worker holds as objects,
-   only its last units' (a quarter of them, TAIL_SHARE), which another
-   worker may take, unless the level is saved (a checkpoint) or read again
-   at the depth bound (packing them was most of what the pool cost beyond
-   the local engine).
+   only its last units' (a quarter of them, TAIL_SHARE, and all beyond
+   three quarters of a fair share), which another worker may take, unless
+   the level is saved (a checkpoint) or read again at the depth bound
+   (packing them was most of what the pool cost beyond the local engine).
 
 Why the answers are the local engine's: the local engine keeps, for each
 new state, its first discovery in BFS order (parents in level order, each
@@ -1049,8 +1049,8 @@ class SharedPool:
         if not keep or search.keeps(total) or search.options.check_deadlock:
             pack_from = [0] * self.workers
         else:
-            pack_from = [_tail(sorted((offsets[row[0]], row[1]) for row in r[1] if row[0] in offsets))
-                         for r in reports]
+            pack_from = [_tail(sorted((offsets[row[0]], row[1]) for row in r[1] if row[0] in offsets),
+                               total / self.workers) for r in reports]
         written = self._all(level, [("write", offsets, {a: ids[a] for row in r[1] for a in row[3] if a in ids},
                                      files, outs[w], pack_from[w], also[w]) for w, r in enumerate(reports)])
         if measure:
@@ -1133,15 +1133,19 @@ class SharedPool:
 
 CHUNK_STATES_LOCAL = CHUNK_STATES   # the local engine's chunk (units never cross one)
 # A worker writes the records of the states it holds as objects for its last
-# units holding this share of them (at least 2 * MIN_UNIT states): what the
-# others may take from it at the next level
+# units holding this share of them (at least 2 * MIN_UNIT states), and all it
+# holds beyond (1 - TAIL_SHARE) of a fair share (the level over the workers):
+# what the others may take from it at the next level, so that no worker is
+# left alone with more than its share
 TAIL_SHARE = 0.25
 
 
-def _tail(units: list) -> int:
+def _tail(units: list, fair: float) -> int:
     """The level index from which a worker writes the records of the states
-    it holds, its (level index, states) units given in order."""
-    want = max(TAIL_SHARE * sum(n for _, n in units), 2 * MIN_UNIT)
+    it holds, its (level index, states) units given in order; `fair`: the
+    level's states over the workers."""
+    held = sum(n for _, n in units)
+    want = max(TAIL_SHARE * held, held - (1 - TAIL_SHARE) * fair, 2 * MIN_UNIT)
     got = 0
     for at, n in reversed(units):
         got += n

@@ -283,13 +283,16 @@ def test_each_holders_units_end_small():
 def test_a_worker_writes_records_for_its_last_units_only():
     """The states a worker holds as objects get records (what another
     worker needs to take them) from its last units holding a quarter of
-    them, 2 * MIN_UNIT at least, or all of them when it holds fewer."""
+    them, 2 * MIN_UNIT at least, or all of them when it holds fewer, and
+    all it holds beyond three quarters of a fair share."""
     from checker.search import parallel
     units = [(0, 300), (900, 300), (1500, 200), (2000, 100), (2300, 100)]
-    assert parallel._tail(units) == 1500          # 200 + 100 + 100 >= 1000 / 4
-    assert parallel._tail([(0, 50), (10, 50), (70, 50)]) == 0           # 150 < 2 * 64: all
-    assert parallel._tail([(0, 200), (200, 400), (600, 30), (630, 100)]) == 200   # 130 < 730 / 4
-    assert parallel._tail([]) == 0
+    assert parallel._tail(units, 1000) == 1500          # 200 + 100 + 100 >= 1000 / 4
+    assert parallel._tail([(0, 50), (10, 50), (70, 50)], 150) == 0           # 150 < 2 * 64: all
+    assert parallel._tail([(0, 200), (200, 400), (600, 30), (630, 100)], 730) == 200   # 130 < 730 / 4
+    assert parallel._tail([], 100) == 0
+    # 1,000 held of a fair 500: 625 beyond three quarters of it
+    assert parallel._tail(units, 500) == 900            # 100 + 100 + 200 + 300 >= 625
 
 
 @pytest.mark.parametrize("grow_at", [0.7, 100.0])
