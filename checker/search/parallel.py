@@ -19,10 +19,10 @@ steps:
    the local engine's chunks, nor a change of the worker holding its
    states), handed out to whichever worker is free, its own first, then
    one nobody holds, then the last of another's that has records. A
-   worker takes its
-   unit's states as it kept them or rebuilds them from the previous level's
-   records, expands them with checker.search.expand.expand_chunk -- the
-   local engine's expansion and checks -- against the shared table: each
+   worker takes its unit's states as it kept them or rebuilds them from
+   the previous level's records, expands them with
+   checker.search.expand.expand_chunk -- the local engine's expansion and
+   checks -- against the shared table: each
    successor carries a key, (its parent's index in the level, its ordinal
    among the parent's successors), which orders the successors as the local
    engine meets them; an insert keeps a fingerprint's smallest key. A
@@ -623,10 +623,11 @@ def auto_expander(threshold: int | None = None, workers: int | None = None) -> A
 # the states as objects, or nobody): a unit holds the holder's states not
 # yet cut over GUIDE * w, between MIN_UNIT and CHUNK_STATES, where w is how
 # many workers' shares of the level the holder's states make (one at least;
-# a level nobody holds: every worker). A wide level's first units cost one hand-over per 2,048 states; each holder's
-# last ones shrink to MIN_UNIT, so a worker that has run out steals small
-# units and the workers end a level together (the last unit is what the
-# others wait for); a narrow level gives every worker several.
+# a level nobody holds: every worker). A wide level's first units cost one
+# hand-over per 2,048 states; each holder's last ones shrink to MIN_UNIT, so
+# a worker that has run out takes small units and the workers end a level
+# together (the last unit is what the others wait for); a narrow level
+# gives every worker several.
 MIN_UNIT = 64
 GUIDE = 2
 # the shared seen set grows (doubles) when it is this full (between units)
