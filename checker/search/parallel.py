@@ -787,7 +787,7 @@ def _units(level: _SharedLevel, workers: int) -> list:
         left[h] = left.get(h, 0) + f[3]
     # how many workers' shares of the level each holder's states make, one at least: a
     # holder's units shrink as the level's do while the workers go through their own
-    weight = {h: max(1.0, workers * k / level.n) for h, k in left.items()}
+    weight = {h: max(1.0, workers * k / max(level.n, 1)) for h, k in left.items()}
     units = []
     fi, fstart = 0, 0        # fragment index, the level index of its first state
     start = 0
