@@ -263,7 +263,8 @@ def test_each_holders_units_end_small():
     """On a level whose states two workers hold, fragment by fragment in
     turn, every unit holds one worker's states, and each worker's units
     shrink to MIN_UNIT at the end of its share (what a worker that has run
-    out takes from it), wherever that share ends in the level."""
+    out takes from it, and then waits for), wherever that share ends in the
+    level: its last three units hold 2 * MIN_UNIT states at most."""
     from checker.search import parallel
     sizes = [3_000, 1_500, 2_000, 700, 4_000, 300, 2_500, 2_200]
     holders = [0, 1, 0, 1, 0, 1, 0, 1]
@@ -275,6 +276,7 @@ def test_each_holders_units_end_small():
     assert len(held[0]) + len(held[1]) == len(units)
     for w in (0, 1):
         assert held[w][-1][1] <= parallel.MIN_UNIT
+        assert all(u[1] <= 2 * parallel.MIN_UNIT for u in held[w][-3:])
     assert max(u[1] for u in held[0]) == parallel.CHUNK_STATES   # (11,500 states: 2,048 first)
     # worker 1's share ends with the level; worker 0's before it, yet ends small too
     assert held[0][-1][0] + held[0][-1][1] == sum(sizes[:7])
