@@ -282,7 +282,7 @@ def test_each_holders_units_end_small():
     assert held[0][-1][0] + held[0][-1][1] == sum(sizes[:7])
 
 
-def test_a_worker_writes_records_for_its_last_units_only():
+def test_a_worker_writes_records_for_its_last_units_and_its_excess():
     """The states a worker holds as objects get records (what another
     worker needs to take them) from its last units holding a quarter of
     them, 2 * MIN_UNIT at least, or all of them when it holds fewer, and
