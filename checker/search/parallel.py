@@ -792,19 +792,16 @@ def _units(level: _SharedLevel, workers: int) -> list:
     fi, fstart = 0, 0        # fragment index, the level index of its first state
     start = 0
     while start < level.n:
-        while fstart + frags[fi][3] <= start:
-            fstart += frags[fi][3]
-            fi += 1
-        h = holder(frags[fi][:2])
-        size = min(CHUNK_STATES, max(MIN_UNIT, int(left[h] / (GUIDE * weight[h]))))
-        end = min(level.n, start + size, (start // CHUNK_STATES + 1) * CHUNK_STATES)
-        pieces = []
-        pos = start
+        pieces, pos, end = [], start, level.n
         while pos < end:
             while fstart + frags[fi][3] <= pos:
                 fstart += frags[fi][3]
                 fi += 1
-            if holder(frags[fi][:2]) != h:
+            if not pieces:   # the unit's holder, and its size by what that holder has left
+                h = holder(frags[fi][:2])
+                size = min(CHUNK_STATES, max(MIN_UNIT, int(left[h] / (GUIDE * weight[h]))))
+                end = min(level.n, start + size, (start // CHUNK_STATES + 1) * CHUNK_STATES)
+            elif holder(frags[fi][:2]) != h:
                 break
             hi = min(end, fstart + frags[fi][3])
             pieces.append((frags[fi], pos - fstart, hi - fstart))
