@@ -211,10 +211,28 @@ def free_cores(cores: list[int], n: int) -> float:
     return n * one / (time.perf_counter() - t)
 
 
-def median_run(fn, repeat: int) -> dict:
-    runs = [fn() for _ in range(repeat)]
-    runs.sort(key=lambda r: r["wall_s"])
-    return runs[len(runs) // 2]
+def median(values: list) -> float:
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def rounds(fn, counts: list, repeat: int) -> dict:
+    """fn(n) for every worker count in each of `repeat` rounds, the counts
+    in turn within a round (a machine slowing down or speeding up during the
+    runs weighs on every count alike, not on the counts run last): per
+    count, the run of median wall time, with its speedup the median over the
+    rounds of the one-worker run's wall over this count's in that round."""
+    runs: dict = {n: [] for n in counts}
+    for _ in range(repeat):
+        for n in counts:
+            runs[n].append(fn(n))
+    one = runs[counts[0]]
+    out = {}
+    for n in counts:
+        row = dict(sorted(runs[n], key=lambda r: r["wall_s"])[len(runs[n]) // 2])
+        row["speedup"] = median([a["wall_s"] / b["wall_s"] for a, b in zip(one, runs[n])])
+        out[n] = row
+    return out
 
 
 def fmt(v, spec: str) -> str:
@@ -226,7 +244,8 @@ def main(argv=None) -> int:
     ap.add_argument("--workloads", default=",".join(DEFAULT), help=f"comma-separated, of {', '.join(WORKLOADS)}")
     ap.add_argument("--workers", default=None, help="comma-separated worker counts (default 1, 2, 4, ... the cores)")
     ap.add_argument("--max-workers", type=int, default=None, help="at most this many (default: the cores)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs of each, the median wall kept (default 1)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds, each running every worker count once; the median kept (default 1)")
     ap.add_argument("--tlc-jar", default=None, help="tla2tools.jar: TLC with as many workers too")
     ap.add_argument("--reference-spec", default=None, help="a Vanlightly/kafka-tlaplus git dir or checkout")
     ap.add_argument("--tlc-heap", default="8g")
@@ -264,15 +283,13 @@ def main(argv=None) -> int:
         compile_sources(folder / "pycache")
         try:
             for name in names:
-                base = None
+                measured = rounds(lambda n: run_kmc(name, n, cores, folder), counts, args.repeat)
+                base = measured[counts[0]]
                 for n in counts:
-                    r = median_run(lambda: run_kmc(name, n, cores, folder), args.repeat)
-                    if base is None:
-                        base = r
+                    r = measured[n]
                     same = r["counts"] == base["counts"]
                     ok &= same
-                    r.update(workload=name, tool="kmc", speedup=base["wall_s"] / r["wall_s"],
-                             same_counts=same)
+                    r.update(workload=name, tool="kmc", same_counts=same)
                     r["efficiency"] = r["speedup"] / n
                     rows.append(r)
                     print(f"{name:<14} {'kmc':<4} {n:>7} {r['wall_s']:>8.1f} {r['speedup']:>7.2f}x "

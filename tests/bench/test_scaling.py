@@ -35,3 +35,21 @@ def test_bad_workload_is_one_line():
                        cwd=ROOT, timeout=60)
     assert r.returncode == 2 and r.stderr.strip() == ("scaling.py: error: unknown workload(s) nope (known: "
                                                       "b3s1, q-h2-disrupt, reference-d13, tiny)")
+
+
+def test_rounds_run_every_count_in_turn_and_pair_the_speedups():
+    sys.path.insert(0, str(ROOT / "bench"))
+    import scaling
+    walls = {(0, 1): 10.0, (0, 2): 5.0, (1, 1): 20.0, (1, 2): 10.0, (2, 1): 12.0, (2, 2): 7.0}
+    order = []
+
+    def run(n):
+        r = sum(1 for m in order if m == n)   # this count's round
+        order.append(n)
+        return {"wall_s": walls[(r, n)], "round": r}
+    out = scaling.rounds(run, [1, 2], 3)
+    assert order == [1, 2, 1, 2, 1, 2]
+    # the median of the rounds' ratios (2, 2, 12/7), not 12 / 7 (the medians' ratio: a slow round
+    # of one count against a fast one of the other)
+    assert out[2]["speedup"] == 2.0 and out[2]["round"] == 2
+    assert out[1]["speedup"] == 1.0 and out[1]["wall_s"] == 12.0
