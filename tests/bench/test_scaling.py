@@ -53,3 +53,15 @@ def test_rounds_run_every_count_in_turn_and_pair_the_speedups():
     # of one count against a fast one of the other)
     assert out[2]["speedup"] == 2.0 and out[2]["round"] == 2
     assert out[1]["speedup"] == 1.0 and out[1]["wall_s"] == 12.0
+
+
+def test_a_run_that_prints_no_summary_is_one_line_naming_its_error(tmp_path, monkeypatch):
+    sys.path.insert(0, str(ROOT / "bench"))
+    import scaling
+    said = ("Traceback (most recent call last):\nModuleNotFoundError: No module named 'xxhash'\n"
+            'SCALING-CPU {"self": 0.2, "children": 0.0}\n')
+    monkeypatch.setattr(scaling.subprocess, "run",
+                        lambda *a, **k: subprocess.CompletedProcess(a, 1, stdout="", stderr=said))
+    with pytest.raises(scaling.Fail, match=r"^kmc check \(tiny, 1 workers\) exited 1: "
+                                           r"ModuleNotFoundError: No module named 'xxhash'$"):
+        scaling.run_kmc("tiny", 1, [0], tmp_path)
