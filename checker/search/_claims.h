@@ -373,17 +373,54 @@ static PyObject *claims_begin(Claims *c, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* the current parent's next successor's key (c->cur); 0: error set */
+static uint64_t claims_next_key(Claims *c)
+{
+    if (c->ord >= ((uint64_t)1 << 24)) {
+        PyErr_SetString(PyExc_OverflowError, "a state with more than 2**24 successors");
+        return 0;
+    }
+    c->cur = (c->base | c->ord) + 1;
+    c->ord++;
+    return c->cur;
+}
+
+/* c->cur appended to the keys claimed; -1: no memory */
+static int claims_record(Claims *c)
+{
+    if (c->n == c->cap) {
+        Py_ssize_t cap = c->cap ? c->cap * 2 : 4096;
+        uint64_t *k = PyMem_Realloc(c->keys, cap * sizeof(uint64_t));
+        if (!k) { PyErr_NoMemory(); return -1; }
+        c->keys = k;
+        c->cap = cap;
+    }
+    c->keys[c->n++] = c->cur;
+    return 0;
+}
+
+/* successor()'s `fp in claims` then `claims.add(fp)` in one probe of the
+ * table: 1 claimed (under the next key), 0 seen (an older level's or found
+ * earlier in BFS order), -1 error */
+static int claims_claim(Claims *c, uint64_t fp)
+{
+    uint64_t key = claims_next_key(c);
+    if (!key) return -1;
+    uint64_t *k = claim_slot(c->table, fp, 1);
+    if (!k) return -1;
+    uint64_t nk = ~key, cur = __atomic_load_n(k, __ATOMIC_ACQUIRE);
+    if (cur > nk) return 0;   /* a smaller key is there */
+    while (cur < nk && !__atomic_compare_exchange_n(k, &cur, nk, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        ;
+    return claims_record(c) < 0 ? -1 : 1;
+}
+
 static int claims_contains(Claims *c, PyObject *o)
 {
     uint64_t fp;
     if (claim_fp_arg(o, &fp) < 0) return -1;
-    if (c->ord >= ((uint64_t)1 << 24)) {
-        PyErr_SetString(PyExc_OverflowError, "a state with more than 2**24 successors");
-        return -1;
-    }
-    uint64_t key = (c->base | c->ord) + 1;
-    c->ord++;
-    c->cur = key;
+    uint64_t key = claims_next_key(c);
+    if (!key) return -1;
     return claim_min(c->table, fp) < key;
 }
 
@@ -391,15 +428,7 @@ static PyObject *claims_add(Claims *c, PyObject *o)
 {
     uint64_t fp;
     if (claim_fp_arg(o, &fp) < 0) return NULL;
-    if (claim_insert(c->table, fp, c->cur) < 0) return NULL;
-    if (c->n == c->cap) {
-        Py_ssize_t cap = c->cap ? c->cap * 2 : 4096;
-        uint64_t *k = PyMem_Realloc(c->keys, cap * sizeof(uint64_t));
-        if (!k) return PyErr_NoMemory();
-        c->keys = k;
-        c->cap = cap;
-    }
-    c->keys[c->n++] = c->cur;
+    if (claim_insert(c->table, fp, c->cur) < 0 || claims_record(c) < 0) return NULL;
     Py_RETURN_NONE;
 }
 

@@ -492,12 +492,14 @@ static PyTypeObject FPSetType = {
     .tp_new = fpset_new,
 };
 
+#include "_claims.h"   /* the auto engine's shared seen set */
+
 /* ---- one successor ------------------------------------------------------------ */
 
 /* successor(parent, parent_parts, succ, select, fingerprint, seen)
  *   parent, succ: tuples of the same length (states); parent_parts: list of
  *   bytes; select: None (every variable) or a tuple of the view's indices;
- *   fingerprint: bytes -> int; seen: FingerprintSet or set.
+ *   fingerprint: bytes -> int; seen: FingerprintSet, Claims or set.
  * -> (parts, fp, changed) for a new fingerprint (added to seen), None for a
  *   seen one; changed: an int whose bit i says variable i is another object
  *   than the parent's (as many bits as the state has variables).
@@ -592,6 +594,10 @@ static PyObject *native_successor(PyObject *self, PyObject *const *args, Py_ssiz
         uint64_t v;
         if (as_fp(fp, &v) < 0) { Py_DECREF(fp); Py_DECREF(parts); goto fail_mask; }
         added = fpset_insert((FPSet *)seen, v);
+    } else if (Py_TYPE(seen) == &ClaimsType) {   /* the auto engine's workers */
+        uint64_t v;
+        if (as_fp(fp, &v) < 0) { Py_DECREF(fp); Py_DECREF(parts); goto fail_mask; }
+        added = claims_claim((Claims *)seen, v);
     } else {  /* a Python set (128-bit fingerprints, the pure seen set) or set-like */
         added = PySequence_Contains(seen, fp);
         if (added == 0) {
@@ -723,8 +729,6 @@ static PyObject *native_columns(PyObject *self, PyObject *states)
     PyMem_Free(idx);
     return cols;
 }
-
-#include "_claims.h"   /* the auto engine's shared seen set */
 
 static PyMethodDef native_methods[] = {
     {"encode", native_encode, METH_O, "The canonical msgpack bytes of a value."},

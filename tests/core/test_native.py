@@ -353,3 +353,65 @@ def test_claim_table_rehashed_in_parts_by_several_processes():
             table.rehash(*bad)
     with pytest.raises(ValueError):
         table.switch(1 << 13)
+
+
+@needs_native
+def test_successor_claims_in_the_shared_table_as_in_and_add_do():
+    """successor() with a worker's Claims as its seen set (one probe of the
+    table) decides as `fp in claims` then `claims.add(fp)`: an earlier
+    level's fingerprint or one claimed earlier in BFS order is seen, one
+    claimed later is taken over with the smaller key, a new one claimed;
+    every look-up takes the next key, the claimed ones recorded; a full
+    table raises ClaimTableFull."""
+    from checker.search import _native
+    parent, succ = (1, 2), (1, 3)
+    pparts = [_native.encode(1), _native.encode(2)]
+
+    def run(view, fps):
+        it = iter(fps)
+        return [_native.successor(parent, pparts, succ, None, lambda b: next(it), view) for _ in fps]
+
+    old, before, later, new = 11, 22, 33, 44
+    outcomes = {}
+    for how in ("successor", "in-and-add"):
+        table = _native.ClaimTable(1 << 16, 1 << 12)
+        table.add_old(old.to_bytes(8, "little"))
+        other = _native.Claims(table)
+        other.at(1)        # an earlier part of the level claims `before`
+        other.begin(0)
+        assert before not in other
+        other.add(before)
+        other.at(100)      # a later one `later`
+        other.begin(0)
+        assert later not in other
+        other.add(later)
+        mine = _native.Claims(table)
+        mine.at(5)
+        mine.begin(0)
+        fps = [later, before, old, new]
+        if how == "successor":
+            claimed = [r is not None for r in run(mine, fps)]
+        else:
+            claimed = []
+            for fp in fps:
+                claimed.append(fp not in mine)
+                if claimed[-1]:
+                    mine.add(fp)
+        keys = mine.take_keys()
+        mine_fps = b"".join(f.to_bytes(8, "little") for f in (later, new))
+        outcomes[how] = (claimed, keys, table.owned(keys, mine_fps, (1 << 64) - 1), table.load())
+    key = lambda ordinal: ((5 << 24) | ordinal) + 1
+    assert outcomes["successor"] == outcomes["in-and-add"]
+    claimed, keys, owned, load = outcomes["successor"]
+    assert claimed == [True, False, False, True]
+    assert keys == b"".join(k.to_bytes(8, "little") for k in (key(0), key(3)))
+    assert len(owned) == 8 and load == (4, 1 << 12)   # both now this view's
+
+    table = _native.ClaimTable(1 << 16, 1 << 12)
+    table.add_old(b"".join(f.to_bytes(8, "little") for f in range(1, (1 << 12) // 16 * 15 + 1)))
+    full = _native.Claims(table)
+    full.at(0)
+    full.begin(0)
+    with pytest.raises(_native.ClaimTableFull):
+        run(full, [1 << 40])
+    assert run(full, [7]) == [None]   # (a fingerprint there is found, full or not)
