@@ -20,7 +20,9 @@ local / auto >= 1.8, coordinator <= 3% of the run's CPU, auto's CPU <= 1.15x
 local's, <= 200 bytes a state at depth 13. The load average and the cores
 really free (busy loops on every core against one alone) are printed before
 and after: where fewer cores are free than the runs use, wall times are the
-machine's, not the engine's.
+machine's, not the engine's. With --repeat N, N rounds each run every worker
+count once, in turn; a count's wall is its median run's, its speedup the
+median over the rounds of the one-worker wall over its own in that round.
 
 It runs from the source tree on a bare python3 (3.11 or newer) with click,
 msgpack, xxhash and networkx and a C compiler: the compiled hot path
