@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -216,11 +217,6 @@ def free_cores(cores: list[int], n: int) -> float:
     return n * one / (time.perf_counter() - t)
 
 
-def median(values: list) -> float:
-    values = sorted(values)
-    return values[len(values) // 2]
-
-
 def rounds(fn, counts: list, repeat: int) -> dict:
     """fn(n) for every worker count in each of `repeat` rounds, the counts
     in turn within a round (a machine slowing down or speeding up during the
@@ -235,7 +231,7 @@ def rounds(fn, counts: list, repeat: int) -> dict:
     out = {}
     for n in counts:
         row = dict(sorted(runs[n], key=lambda r: r["wall_s"])[len(runs[n]) // 2])
-        row["speedup"] = median([a["wall_s"] / b["wall_s"] for a, b in zip(one, runs[n])])
+        row["speedup"] = statistics.median_high(a["wall_s"] / b["wall_s"] for a, b in zip(one, runs[n]))
         out[n] = row
     return out
 

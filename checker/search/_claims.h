@@ -92,15 +92,17 @@ static uint64_t claim_min(ClaimTable *t, uint64_t fp)
     return k ? ~__atomic_load_n(k, __ATOMIC_ACQUIRE) : UINT64_MAX;
 }
 
-/* keep the smaller of fp's key and `key`; -1: full */
+/* keep the smaller of fp's key and `key`: 1 when no smaller key was there
+ * (`key` is claimed), 0 when one was (nothing written), -1: full */
 static int claim_insert(ClaimTable *t, uint64_t fp, uint64_t key)
 {
     uint64_t *k = claim_slot(t, fp, 1);
     if (!k) return -1;
     uint64_t nk = ~key, cur = __atomic_load_n(k, __ATOMIC_ACQUIRE);
+    if (cur > nk) return 0;
     while (cur < nk && !__atomic_compare_exchange_n(k, &cur, nk, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         ;
-    return 0;
+    return 1;
 }
 
 static void claim_set_limit(ClaimHead *h)
@@ -406,12 +408,8 @@ static int claims_claim(Claims *c, uint64_t fp)
 {
     uint64_t key = claims_next_key(c);
     if (!key) return -1;
-    uint64_t *k = claim_slot(c->table, fp, 1);
-    if (!k) return -1;
-    uint64_t nk = ~key, cur = __atomic_load_n(k, __ATOMIC_ACQUIRE);
-    if (cur > nk) return 0;   /* a smaller key is there */
-    while (cur < nk && !__atomic_compare_exchange_n(k, &cur, nk, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        ;
+    int claimed = claim_insert(c->table, fp, key);
+    if (claimed <= 0) return claimed;
     return claims_record(c) < 0 ? -1 : 1;
 }
 

@@ -590,14 +590,10 @@ static PyObject *native_successor(PyObject *self, PyObject *const *args, Py_ssiz
     Py_DECREF(joined);
     if (!fp) { Py_DECREF(parts); goto fail_mask; }
     int added;
-    if (Py_TYPE(seen) == &FPSetType) {
+    if (Py_TYPE(seen) == &FPSetType || Py_TYPE(seen) == &ClaimsType) {   /* (Claims: the auto engine's workers) */
         uint64_t v;
         if (as_fp(fp, &v) < 0) { Py_DECREF(fp); Py_DECREF(parts); goto fail_mask; }
-        added = fpset_insert((FPSet *)seen, v);
-    } else if (Py_TYPE(seen) == &ClaimsType) {   /* the auto engine's workers */
-        uint64_t v;
-        if (as_fp(fp, &v) < 0) { Py_DECREF(fp); Py_DECREF(parts); goto fail_mask; }
-        added = claims_claim((Claims *)seen, v);
+        added = Py_TYPE(seen) == &FPSetType ? fpset_insert((FPSet *)seen, v) : claims_claim((Claims *)seen, v);
     } else {  /* a Python set (128-bit fingerprints, the pure seen set) or set-like */
         added = PySequence_Contains(seen, fp);
         if (added == 0) {
